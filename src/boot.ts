@@ -1,0 +1,24 @@
+// Loads a pack into something servable: read and check the index, start the worker pool and
+// prove every module loaded. Used at start and by --watch; problems are returned, not thrown.
+import type { Config } from './config.js'
+import type { Log } from './log.js'
+import { loadPackIndex } from './pack-index.js'
+import { startPool } from './pool/pool.js'
+import { missingEnv, workerEnv } from './pool/worker-env.js'
+import { createServing, type Serving } from './serving.js'
+
+export type BootResult = { kind: 'ok'; serving: Serving } | { kind: 'error'; problems: string[] }
+
+export async function bootPack(config: Config, env: NodeJS.ProcessEnv, log: Log): Promise<BootResult> {
+  const loaded = loadPackIndex(config.indexPath, config.moduleRoot, config.sandbox)
+  if (loaded.kind === 'error') return loaded
+  const { pack } = loaded
+  const started = await startPool({
+    entries: pack.entries,
+    env: workerEnv(env, pack.index, config.envFilter),
+    config,
+    onReplaced: (reason, id) => log.warn('worker-replaced', id === undefined ? { reason } : { reason, id }),
+  })
+  if (started.kind === 'error') return started
+  return { kind: 'ok', serving: createServing(pack, started.pool, missingEnv(env, pack.index)) }
+}

@@ -1,0 +1,164 @@
+// Reads the command line and the environment once, at start, into a typed Config.
+// Every bad input is collected so the operator sees all of them in one config-invalid line.
+import { readFileSync } from 'node:fs'
+import { dirname, resolve } from 'node:path'
+
+export const POSTURES = ['none', 'context-isolated', 'strict'] as const
+export type Posture = (typeof POSTURES)[number]
+
+export type Config = {
+  indexPath: string
+  moduleRoot: string
+  host: string | undefined
+  port: number
+  token: string
+  maxConcurrency: number
+  tenantId: string | undefined
+  envCheck: 'strict' | 'warn'
+  envFilter: boolean
+  sandbox: Posture
+  watch: boolean
+}
+
+export type ConfigResult = { kind: 'ok'; config: Config } | { kind: 'error'; problems: string[] }
+
+const FLAGS = ['index', 'module-root', 'host'] as const
+const SWITCHES = ['watch'] as const
+type Flag = (typeof FLAGS)[number]
+
+export function parseArgs(argv: string[]): { flags: Partial<Record<Flag, string>>; switches: Set<string>; problems: string[] } {
+  const flags: Partial<Record<Flag, string>> = {}
+  const switches = new Set<string>()
+  const problems: string[] = []
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] as string
+    if (!arg.startsWith('--')) {
+      problems.push(`Unexpected argument "${arg}": use --index FILE, --module-root DIR, --host ADDR`)
+      continue
+    }
+    const eq = arg.indexOf('=')
+    const name = eq === -1 ? arg.slice(2) : arg.slice(2, eq)
+    if ((SWITCHES as readonly string[]).includes(name)) {
+      if (eq !== -1) problems.push(`--${name} takes no value`)
+      switches.add(name)
+      continue
+    }
+    if (!(FLAGS as readonly string[]).includes(name)) {
+      problems.push(`Unknown option --${name}: use --index FILE, --module-root DIR, --host ADDR, --watch`)
+      continue
+    }
+    let value: string | undefined
+    if (eq !== -1) value = arg.slice(eq + 1)
+    else if (i + 1 < argv.length && !(argv[i + 1] as string).startsWith('--')) value = argv[++i]
+    if (value === undefined || value === '') {
+      problems.push(`--${name} needs a value`)
+      continue
+    }
+    flags[name as Flag] = value
+  }
+  return { flags, switches, problems }
+}
+
+function integerIn(raw: string, min: number, max: number): number | undefined {
+  if (!/^\d+$/.test(raw.trim())) return undefined
+  const n = Number(raw.trim())
+  return Number.isSafeInteger(n) && n >= min && n <= max ? n : undefined
+}
+
+function oneOf<T extends string>(raw: string | undefined, allowed: readonly T[], fallback: T): T | undefined {
+  if (raw === undefined || raw === '') return fallback
+  return (allowed as readonly string[]).includes(raw) ? (raw as T) : undefined
+}
+
+/** A token is printable ASCII without spaces (0x21–0x7E), after trimming. */
+export function tokenProblem(token: string): string | undefined {
+  if (token === '') return 'is empty'
+  if (!/^[\x21-\x7e]+$/.test(token)) return 'holds characters outside printable ASCII (0x21-0x7E)'
+  return undefined
+}
+
+function readToken(env: NodeJS.ProcessEnv, problems: string[]): string {
+  const fromVar = env.KINDGI_PACK_SERVICE_TOKEN
+  const file = env.KINDGI_PACK_SERVICE_TOKEN_FILE
+  if (file !== undefined && file !== '') {
+    if (fromVar !== undefined && fromVar.trim() !== '') {
+      problems.push('Set KINDGI_PACK_SERVICE_TOKEN or KINDGI_PACK_SERVICE_TOKEN_FILE, not both')
+      return ''
+    }
+    let raw: string
+    try {
+      raw = readFileSync(file, 'utf8')
+    } catch (err) {
+      problems.push(`KINDGI_PACK_SERVICE_TOKEN_FILE ${file} cannot be read: ${(err as Error).message}`)
+      return ''
+    }
+    const token = raw.trim()
+    const bad = tokenProblem(token)
+    if (bad !== undefined) problems.push(`The token in KINDGI_PACK_SERVICE_TOKEN_FILE ${bad}`)
+    return token
+  }
+  if (fromVar === undefined) {
+    problems.push('KINDGI_PACK_SERVICE_TOKEN is required (or KINDGI_PACK_SERVICE_TOKEN_FILE naming a file that holds it)')
+    return ''
+  }
+  const token = fromVar.trim()
+  const bad = tokenProblem(token)
+  if (bad !== undefined) problems.push(`KINDGI_PACK_SERVICE_TOKEN ${bad}`)
+  return token
+}
+
+export function loadConfig(argv: string[], env: NodeJS.ProcessEnv): ConfigResult {
+  const { flags, switches, problems } = parseArgs(argv)
+
+  const indexPath = resolve(flags.index ?? (env.KINDGI_PACK_INDEX || '/app/index.json'))
+  const moduleRoot = resolve(flags['module-root'] ?? dirname(indexPath))
+
+  let port = 8080
+  if (env.PORT !== undefined && env.PORT !== '') {
+    const p = integerIn(env.PORT, 0, 65535)
+    if (p === undefined) problems.push(`PORT must be an integer from 0 to 65535, not "${env.PORT}"`)
+    else port = p
+  }
+
+  let maxConcurrency = 32
+  const rawCap = env.KINDGI_PACK_SERVICE_MAX_CONCURRENCY
+  if (rawCap !== undefined && rawCap !== '') {
+    const n = integerIn(rawCap, 1, 100000)
+    if (n === undefined) problems.push(`KINDGI_PACK_SERVICE_MAX_CONCURRENCY must be an integer >= 1, not "${rawCap}"`)
+    else maxConcurrency = n
+  }
+
+  const envCheck = oneOf(env.KINDGI_PACK_ENV_CHECK, ['strict', 'warn'] as const, 'strict')
+  if (envCheck === undefined) problems.push(`KINDGI_PACK_ENV_CHECK must be "strict" or "warn", not "${env.KINDGI_PACK_ENV_CHECK}"`)
+  const envFilter = oneOf(env.KINDGI_PACK_ENV_FILTER, ['on', 'off'] as const, 'on')
+  if (envFilter === undefined) problems.push(`KINDGI_PACK_ENV_FILTER must be "on" or "off", not "${env.KINDGI_PACK_ENV_FILTER}"`)
+  const sandbox = oneOf(env.KINDGI_PACK_SANDBOX, POSTURES, 'none')
+  if (sandbox === undefined) {
+    problems.push(`KINDGI_PACK_SANDBOX must be "none", "context-isolated" or "strict", not "${env.KINDGI_PACK_SANDBOX}"`)
+  }
+
+  if (/--max-old-space-size/.test(env.NODE_OPTIONS ?? '')) {
+    problems.push('NODE_OPTIONS sets --max-old-space-size, which silently overrides every worker\'s memMB heap limit: remove it')
+  }
+
+  const tenant = env.KINDGI_PACK_TENANT_ID
+  const token = readToken(env, problems)
+
+  if (problems.length > 0) return { kind: 'error', problems }
+  return {
+    kind: 'ok',
+    config: {
+      indexPath,
+      moduleRoot,
+      host: flags.host,
+      port,
+      token,
+      maxConcurrency,
+      tenantId: tenant === undefined || tenant === '' ? undefined : tenant,
+      envCheck: envCheck as 'strict' | 'warn',
+      envFilter: envFilter === 'on',
+      sandbox: sandbox as Posture,
+      watch: switches.has('watch'),
+    },
+  }
+}

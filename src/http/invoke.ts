@@ -1,0 +1,116 @@
+// POST /v1/invoke after the route, method, token and tenant-header checks: readiness,
+// content type, size, admission, parse, the ctx tenant, then one worker call. Every 503
+// here means the call never reached a worker.
+import type { HttpBindings } from '@hono/node-server'
+import type { Context } from 'hono'
+import type { CallOutcome } from '../protocol/error-codes.js'
+import { parseRequest } from '../protocol/parse.js'
+import type { Target } from '../protocol/wire.js'
+import { resolveEntry, type Serving } from '../serving.js'
+import { callFields, callLine, type CallFields } from './call-line.js'
+import { notReady, type FrontState } from './front-state.js'
+import { tenantMismatch } from './guards.js'
+import { BODY_LIMIT, readBody } from './read-body.js'
+
+type Ctx = Context<{ Bindings: HttpBindings }>
+
+export const DEFAULT_TIMEOUT_MS = 120_000
+const RETRY = { 'Retry-After': '1' }
+const TOO_LARGE = { error: 'Request body too large' }
+
+let nextCallId = 1
+
+export type InvokeOptions = { bodyTimeoutMs: number }
+
+function timeoutOf(raw: string | string[] | undefined): number {
+  if (typeof raw !== 'string' || !/^\d+$/.test(raw)) return DEFAULT_TIMEOUT_MS
+  const n = Number(raw)
+  return Number.isSafeInteger(n) && n > 0 ? Math.min(n, 2_147_483_647) : DEFAULT_TIMEOUT_MS
+}
+
+function isJson(contentType: string | undefined): boolean {
+  if (contentType === undefined) return false
+  const semi = contentType.indexOf(';')
+  return (semi === -1 ? contentType : contentType.slice(0, semi)).trim().toLowerCase() === 'application/json'
+}
+
+export async function invoke(c: Ctx, state: FrontState, options: InvokeOptions): Promise<Response> {
+  const startedAt = performance.now()
+  const { incoming, outgoing } = c.env
+  const headers = incoming.headers
+
+  const refusal = notReady(state)
+  if (refusal !== undefined) return c.json(refusal, 503, RETRY)
+  const serving = state.serving as Serving
+  if (!isJson(headers['content-type'])) return c.json({ error: 'Content-Type must be application/json' }, 415)
+  const declared = headers['content-length']
+  if (declared !== undefined && Number(declared) > BODY_LIMIT) return tooLarge(c)
+
+  const slot = serving.pool.dispatcher.admit()
+  if (slot === undefined) return c.json({ error: 'overloaded' }, 503, RETRY)
+
+  const body = await readBody(incoming, BODY_LIMIT, options.bodyTimeoutMs)
+  if (body.kind !== 'ok') {
+    slot.release()
+    if (body.kind === 'too-large') return tooLarge(c)
+    if (body.kind === 'timeout') return c.json({ error: 'Request body not received in time' }, 408, { Connection: 'close' })
+    return c.body(null, 499 as never)
+  }
+
+  const pack = serving.pack.index
+  const log = (about: Target | undefined, outcome: CallOutcome, fields: CallFields) =>
+    state.log.info('call', callLine(about, outcome, startedAt, fields, pack))
+  const answer = (bodyText: string) =>
+    c.body(bodyText, 200, {
+      'Content-Type': 'application/json',
+      'kindgi-duration-ms': String(Math.round(performance.now() - startedAt)),
+      'kindgi-artifact-version': pack.artifactVersion,
+    })
+
+  const parsed = parseRequest(body.text)
+  if (parsed.kind === 'error') {
+    slot.release()
+    log(parsed.about, parsed.error.code, callFields(headers, undefined))
+    return answer(JSON.stringify(parsed.error))
+  }
+  const message = parsed.message
+  const fields = callFields(headers, message)
+  const tenant = state.config.tenantId
+  if (tenant !== undefined && message.kind === 'invoke' && message.ctx.tenantId !== tenant) {
+    slot.release()
+    log(parsed.about, 'pack-tenant-mismatch', fields)
+    const refused = tenantMismatch(`The call's ctx.tenantId "${message.ctx.tenantId}" is not the tenant this pack service is pinned to`)
+    return c.json(refused.body, refused.status)
+  }
+  const resolved = resolveEntry(serving, message)
+  if (resolved.kind === 'error') {
+    slot.release()
+    log(parsed.about, resolved.error.code, fields)
+    return answer(JSON.stringify(resolved.error))
+  }
+
+  const gone = new AbortController()
+  const onClose = () => {
+    if (!outgoing.writableEnded) gone.abort()
+  }
+  outgoing.once('close', onClose)
+  const callId = nextCallId++
+  const result = await slot.run(
+    resolved.entry,
+    {
+      type: 'call',
+      callId,
+      key: resolved.entry.key,
+      body: body.text,
+      ids: { tenantId: fields.tenantId, runId: fields.runId, requestId: fields.requestId, traceId: fields.traceId },
+    },
+    { timeoutMs: timeoutOf(headers['kindgi-timeout-ms']), callerGone: gone.signal },
+  )
+  outgoing.off('close', onClose)
+  log(parsed.about, result.outcome, fields)
+  return answer(result.body)
+}
+
+function tooLarge(c: Ctx): Response {
+  return c.json(TOO_LARGE, 413, { Connection: 'close' })
+}

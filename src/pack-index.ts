@@ -1,0 +1,190 @@
+// Reads the pack's index.json and checks it (CONTRACT §1 boot order, pack-index.md), then
+// turns it into the entries the pool runs. Never imports pack code: modules are only
+// checked for existence here and loaded in workers.
+import { createHash } from 'node:crypto'
+import { existsSync, readFileSync } from 'node:fs'
+import { resolve } from 'node:path'
+import { POSTURES, type Posture } from './config.js'
+import { createAjv } from './ajv.js'
+import { packIndexSchema } from './pack-index-schema.js'
+import type { RunnableEntry } from './protocol/worker-messages.js'
+
+export type IndexTool = {
+  id: string
+  version?: string
+  modulePath: string
+  input: object
+  output: object
+  spec?: { kind?: string }
+  sandbox?: string
+  limits?: { memMB?: unknown; cpuMs?: unknown }
+  network?: { kind?: unknown }
+  pauses?: boolean
+  storesFiles?: boolean
+  readsFiles?: boolean
+  [field: string]: unknown
+}
+
+export type IndexGuardrail = {
+  id: string
+  checkId?: string
+  checkModulePath: string
+  checkBuiltIn?: true
+  configSchema?: object
+  sandbox?: string
+  limits?: { memMB?: unknown; cpuMs?: unknown }
+  network?: { kind?: unknown }
+  [field: string]: unknown
+}
+
+export type PackIndex = {
+  v: 1
+  packId: string
+  packVersion: string
+  artifactVersion: string
+  publishedAt: string
+  tools: IndexTool[]
+  guardrails: IndexGuardrail[]
+  env?: { required: string[]; optional: string[] }
+  [field: string]: unknown
+}
+
+export type LoadedPack = {
+  index: PackIndex
+  indexHash: string
+  /** Tools and checks this service runs, by key ("tool:<id>@<version>", "check:<id>"). */
+  entries: RunnableEntry[]
+  /** Tool ids the runtime runs itself (declarative spec), for a clear tool-not-in-pack. */
+  declarativeTools: Map<string, string>
+}
+
+export type IndexResult = { kind: 'ok'; pack: LoadedPack } | { kind: 'error'; problems: string[] }
+
+const ajv = createAjv({ useDefaults: false })
+const validateIndex = ajv.compile(packIndexSchema)
+
+const RANK: Record<Posture, number> = { none: 0, 'context-isolated': 1, strict: 2 }
+
+export function toolKey(id: string, version: string | undefined): string {
+  return `tool:${id}@${version ?? ''}`
+}
+
+export function checkKey(id: string): string {
+  return `check:${id}`
+}
+
+/** Reads, hashes and checks the index; problems are collected, not thrown. */
+export function loadPackIndex(indexPath: string, moduleRoot: string, leastPosture: Posture): IndexResult {
+  let bytes: Buffer
+  let parsed: unknown
+  try {
+    bytes = readFileSync(indexPath)
+    parsed = JSON.parse(bytes.toString('utf8'))
+  } catch (err) {
+    return { kind: 'error', problems: [`Cannot read the pack index: ${(err as Error).message}`] }
+  }
+  const v = (parsed as { v?: unknown } | null)?.v
+  if (typeof parsed !== 'object' || parsed === null || v !== 1) {
+    return { kind: 'error', problems: [`Index envelope v${JSON.stringify(v) ?? ''} is not v1`] }
+  }
+  if (!validateIndex(parsed)) {
+    const problems = (validateIndex.errors ?? []).map(
+      (e) => `Index ${e.instancePath === '' ? '(root)' : e.instancePath}: ${e.message ?? 'is invalid'}`,
+    )
+    return { kind: 'error', problems }
+  }
+  const index = parsed as unknown as PackIndex
+  const problems: string[] = []
+  const entries: RunnableEntry[] = []
+  const declarativeTools = new Map<string, string>()
+  const seen = new Set<string>()
+
+  index.tools.forEach((tool, i) => {
+    const where = `/tools/${i}`
+    if (tool.spec !== undefined) {
+      declarativeTools.set(tool.id, String(tool.spec.kind ?? 'declarative'))
+      return
+    }
+    const key = toolKey(tool.id, tool.version)
+    if (seen.has(key)) problems.push(`Index ${where}: tool "${tool.id}" version ${tool.version ?? '(none)'} is listed twice`)
+    seen.add(key)
+    const common = commonFields(tool, where, leastPosture, problems)
+    if (!moduleExists(moduleRoot, tool.modulePath, problems)) return
+    entries.push({
+      key,
+      target: 'tool',
+      id: tool.id,
+      version: tool.version,
+      modulePath: tool.modulePath,
+      absPath: resolve(moduleRoot, tool.modulePath),
+      input: tool.input,
+      output: tool.output,
+      ...common,
+      pauses: tool.pauses === true,
+      storesFiles: tool.storesFiles === true,
+      readsFiles: tool.readsFiles === true,
+    })
+  })
+
+  index.guardrails.forEach((guardrail, i) => {
+    if (guardrail.checkBuiltIn === true) return
+    const id = guardrail.checkId ?? guardrail.id
+    const key = checkKey(id)
+    if (seen.has(key)) return // several guardrails may share one check
+    seen.add(key)
+    const common = commonFields(guardrail, `/guardrails/${i}`, leastPosture, problems)
+    if (!moduleExists(moduleRoot, guardrail.checkModulePath, problems)) return
+    entries.push({
+      key,
+      target: 'check',
+      id,
+      modulePath: guardrail.checkModulePath,
+      absPath: resolve(moduleRoot, guardrail.checkModulePath),
+      configSchema: guardrail.configSchema,
+      ...common,
+      pauses: false,
+      storesFiles: false,
+      readsFiles: false,
+    })
+  })
+
+  if (problems.length > 0) return { kind: 'error', problems }
+  const indexHash = 'sha256:' + createHash('sha256').update(bytes).digest('hex')
+  return { kind: 'ok', pack: { index, indexHash, entries, declarativeTools } }
+}
+
+function moduleExists(moduleRoot: string, modulePath: string, problems: string[]): boolean {
+  if (existsSync(resolve(moduleRoot, modulePath))) return true
+  problems.push(`Missing module: ${modulePath}`)
+  return false
+}
+
+type Common = Pick<RunnableEntry, 'posture' | 'memMB' | 'cpuMs' | 'networkNone'>
+
+function commonFields(
+  entry: { sandbox?: string; limits?: { memMB?: unknown; cpuMs?: unknown }; network?: { kind?: unknown } },
+  where: string,
+  leastPosture: Posture,
+  problems: string[],
+): Common {
+  let posture: Posture = 'none'
+  if (entry.sandbox !== undefined) {
+    if ((POSTURES as readonly string[]).includes(entry.sandbox)) posture = entry.sandbox as Posture
+    else problems.push(`Index ${where}/sandbox: "${entry.sandbox}" is not none, context-isolated or strict`)
+  }
+  if (RANK[leastPosture] > RANK[posture]) posture = leastPosture
+  const memMB = positiveInteger(entry.limits?.memMB, `${where}/limits/memMB`, problems)
+  const cpuMs = positiveInteger(entry.limits?.cpuMs, `${where}/limits/cpuMs`, problems)
+  const kind = entry.network?.kind
+  if (entry.network !== undefined && kind !== 'none' && kind !== 'unrestricted') {
+    problems.push(`Index ${where}/network/kind: ${JSON.stringify(kind)} is not "none" or "unrestricted"`)
+  }
+  return { posture, memMB, cpuMs, networkNone: kind === 'none' }
+}
+
+function positiveInteger(value: unknown, where: string, problems: string[]): number | undefined {
+  if (value === undefined) return undefined
+  if (typeof value === 'number' && Number.isInteger(value) && value >= 1) return value
+  problems.push(`Index ${where}: ${JSON.stringify(value)} is not an integer >= 1`)
+  return undefined
+}

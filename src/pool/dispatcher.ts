@@ -1,0 +1,101 @@
+// Admission and the life of one call: the concurrency cap (503 before anything runs),
+// the deadline and the caller leaving (answered at once), and the slot that is free again
+// only when its worker is.
+import { cancelled, deadlineExceeded, memoryExceeded, workerDied } from '../protocol/messages.js'
+import type { CallOutcome } from '../protocol/error-codes.js'
+import type { ResponseMessage, Target } from '../protocol/wire.js'
+import type { CallTask, RunnableEntry } from '../protocol/worker-messages.js'
+import type { GroupAnswer, RunningCall, WorkerGroup } from './group.js'
+
+export type CallAnswer = { outcome: CallOutcome; body: string }
+
+export type CallLimits = { timeoutMs: number; callerGone: AbortSignal }
+
+export type Slot = {
+  /** Runs the call on the slot; the slot frees itself when the worker does. */
+  run(entry: RunnableEntry, task: CallTask, limits: CallLimits): Promise<CallAnswer>
+  /** Gives the slot back when no call was started on it. */
+  release(): void
+}
+
+export type Dispatcher = {
+  /** A slot, or undefined at the cap: the caller answers 503 and nothing has run. */
+  admit(): Slot | undefined
+  inFlight(): number
+  /** Resolves once no slot is taken. */
+  idle(): Promise<void>
+}
+
+function encode(message: ResponseMessage): CallAnswer {
+  return { outcome: message.kind === 'error' ? message.code : 'ok', body: JSON.stringify(message) }
+}
+
+function fromGroup(answer: GroupAnswer, entry: RunnableEntry, about: Target): CallAnswer {
+  if (answer.kind === 'result') return answer.result
+  if (answer.reason === 'memory' && entry.memMB !== undefined) return encode(memoryExceeded(about, entry.memMB))
+  return encode(workerDied(about, answer.detail))
+}
+
+export function createDispatcher(groupOf: (entry: RunnableEntry) => WorkerGroup, cap: number): Dispatcher {
+  let taken = 0
+  let idleWaiters: Array<() => void> = []
+
+  function free(): void {
+    taken--
+    if (taken === 0) {
+      const waiters = idleWaiters
+      idleWaiters = []
+      for (const w of waiters) w()
+    }
+  }
+
+  function admit(): Slot | undefined {
+    if (taken >= cap) return undefined
+    taken++
+    let used = false
+    return {
+      release() {
+        if (used) return
+        used = true
+        free()
+      },
+      run(entry, task, limits) {
+        used = true
+        const about: Target = { target: entry.target, id: entry.id }
+        const running = groupOf(entry).run(task)
+        void running.freed.then(free)
+        return race(running, entry, about, limits)
+      },
+    }
+  }
+
+  return {
+    admit,
+    inFlight: () => taken,
+    idle: () => (taken === 0 ? Promise.resolve() : new Promise<void>((resolve) => idleWaiters.push(resolve))),
+  }
+}
+
+function race(running: RunningCall, entry: RunnableEntry, about: Target, limits: CallLimits): Promise<CallAnswer> {
+  return new Promise<CallAnswer>((resolve) => {
+    let answered = false
+    const finish = (answer: CallAnswer) => {
+      if (answered) return
+      answered = true
+      clearTimeout(deadline)
+      limits.callerGone.removeEventListener('abort', onGone)
+      resolve(answer)
+    }
+    const deadline = setTimeout(() => {
+      running.stop('deadline')
+      finish(encode(deadlineExceeded(about)))
+    }, limits.timeoutMs)
+    const onGone = () => {
+      running.stop('cancelled')
+      finish(encode(cancelled(about)))
+    }
+    if (limits.callerGone.aborted) onGone()
+    else limits.callerGone.addEventListener('abort', onGone, { once: true })
+    void running.answer.then((answer) => finish(fromGroup(answer, entry, about)))
+  })
+}

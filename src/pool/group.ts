@@ -1,0 +1,60 @@
+// The one interface the dispatcher sees for a set of workers that run the same entries
+// under the same posture and limits, whatever keeps them (Piscina or single-use spares).
+import type { CallResult, CallTask, RunnableEntry } from '../protocol/worker-messages.js'
+
+export type ReplaceReason = 'deadline' | 'cancelled' | 'memory' | 'cpu' | 'crash' | 'strict' | 'context-isolated'
+
+export type GroupAnswer =
+  | { kind: 'result'; result: CallResult }
+  | { kind: 'died'; reason: 'crash' | 'memory'; detail: string }
+
+export type StopReason = 'deadline' | 'cancelled' | 'cpu'
+
+export type RunningCall = {
+  /** The worker's answer, or why it has none; never rejects. */
+  answer: Promise<GroupAnswer>
+  /** Resolves once the worker can take another call or is gone: only then is the slot free. */
+  freed: Promise<void>
+  /** Fires the call's abortSignal and terminates the worker if it has not settled after the grace. */
+  stop(reason: StopReason): void
+  /** The worker's thread id once known (for CPU accounting). */
+  threadId(): Promise<number | undefined>
+}
+
+export type WorkerGroup = {
+  key: string
+  entries: RunnableEntry[]
+  /** Starts the group's first worker and reports what failed to load in it. */
+  probe(): Promise<string[]>
+  run(task: CallTask): RunningCall
+  workerCount(): number
+  close(): Promise<void>
+}
+
+export type GroupOptions = {
+  key: string
+  entries: RunnableEntry[]
+  env: Record<string, string>
+  memMB: number | undefined
+  maxThreads: number
+  abortChannel: string
+  execArgv: string[]
+  onReplaced(reason: ReplaceReason, id: string | undefined): void
+}
+
+/** How long a handler may take to settle after its abortSignal fired before its worker is terminated. */
+export const ABORT_GRACE_MS = 100
+
+export function resourceLimits(memMB: number | undefined): { maxOldGenerationSizeMb: number; maxYoungGenerationSizeMb: number } | undefined {
+  if (memMB === undefined) return undefined
+  return { maxOldGenerationSizeMb: memMB, maxYoungGenerationSizeMb: Math.max(1, Math.min(16, Math.floor(memMB / 4))) }
+}
+
+export function describeDeath(err: unknown): { reason: 'crash' | 'memory'; detail: string } {
+  const e = err as { code?: unknown; message?: unknown } | null
+  if (e?.code === 'ERR_WORKER_OUT_OF_MEMORY') return { reason: 'memory', detail: 'out of memory' }
+  const message = typeof e?.message === 'string' ? e.message : String(err)
+  const exit = /worker exited with code: (-?\d+)/.exec(message)
+  if (exit !== null) return { reason: 'crash', detail: `code ${exit[1]}` }
+  return { reason: 'crash', detail: message }
+}

@@ -1,0 +1,90 @@
+// Starts every worker group a pack needs, proves each one loaded its modules (a probe call
+// in a real worker: readiness rests on that, not on pool construction), and hands calls to
+// the dispatcher. Pack code never loads in this thread.
+import { randomUUID } from 'node:crypto'
+import type { Config } from '../config.js'
+import type { RunnableEntry } from '../protocol/worker-messages.js'
+import { createDispatcher, type Dispatcher } from './dispatcher.js'
+import type { ReplaceReason, WorkerGroup } from './group.js'
+import { createPiscinaGroup } from './piscina-group.js'
+import { planGroups } from './plan.js'
+import { createStrictGroup } from './strict-group.js'
+
+export type Pool = {
+  dispatcher: Dispatcher
+  workerCount(): number
+  close(): Promise<void>
+}
+
+export type PoolResult = { kind: 'ok'; pool: Pool } | { kind: 'error'; problems: string[] }
+
+export type PoolOptions = {
+  entries: RunnableEntry[]
+  env: Record<string, string>
+  config: Pick<Config, 'maxConcurrency'>
+  execArgv?: string[]
+  onReplaced(reason: ReplaceReason, id: string | undefined): void
+  /** How long module loading may take before boot gives up. */
+  bootTimeoutMs?: number
+}
+
+export async function startPool(options: PoolOptions): Promise<PoolResult> {
+  const abortChannel = `kindgi-pack-host-abort-${randomUUID()}`
+  const groups: WorkerGroup[] = []
+  const byEntry = new Map<string, WorkerGroup>()
+  for (const plan of planGroups(options.entries)) {
+    const common = {
+      key: plan.key,
+      entries: plan.entries,
+      env: options.env,
+      memMB: plan.memMB,
+      maxThreads: options.config.maxConcurrency,
+      abortChannel,
+      execArgv: options.execArgv ?? [],
+      onReplaced: options.onReplaced,
+    }
+    const group =
+      plan.posture === 'strict'
+        ? createStrictGroup(common)
+        : createPiscinaGroup({ ...common, minThreads: plan.posture === 'none' ? 2 : 1 })
+    groups.push(group)
+    for (const entry of plan.entries) byEntry.set(entry.key, group)
+  }
+
+  const problems = await probeAll(groups, options.bootTimeoutMs ?? 30_000)
+  const close = async () => {
+    await Promise.all(groups.map((g) => g.close()))
+  }
+  if (problems.length > 0) {
+    await close()
+    return { kind: 'error', problems }
+  }
+  const dispatcher = createDispatcher((entry) => byEntry.get(entry.key) as WorkerGroup, options.config.maxConcurrency)
+  return {
+    kind: 'ok',
+    pool: { dispatcher, workerCount: () => groups.reduce((n, g) => n + g.workerCount(), 0), close },
+  }
+}
+
+async function probeAll(groups: WorkerGroup[], timeoutMs: number): Promise<string[]> {
+  const results = await Promise.all(
+    groups.map(async (group) => {
+      let timer: NodeJS.Timeout | undefined
+      const timeout = new Promise<string[]>((resolve) => {
+        timer = setTimeout(
+          () => resolve([`Modules of ${group.entries.map((e) => e.modulePath).join(', ')} did not finish loading within ${timeoutMs} ms`]),
+          timeoutMs,
+        )
+      })
+      try {
+        return await Promise.race([group.probe(), timeout])
+      } catch (err) {
+        const paths = [...new Set(group.entries.map((e) => e.modulePath))].join(', ')
+        return [`A worker loading ${paths} died while loading: ${(err as Error).message}`]
+      } finally {
+        clearTimeout(timer)
+      }
+    }),
+  )
+  return [...new Set(results.flat())]
+}

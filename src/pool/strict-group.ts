@@ -1,0 +1,138 @@
+// The strict posture: every call runs in a fresh worker that is terminated after it, so no
+// module state or global survives a call. Workers are started ahead as spares (modules
+// already imported) so a call does not wait for a worker to start.
+import { fileURLToPath } from 'node:url'
+import { Worker } from 'node:worker_threads'
+import type { CallTask, WorkerEvent } from '../protocol/worker-messages.js'
+import {
+  ABORT_GRACE_MS, describeDeath, resourceLimits,
+  type GroupAnswer, type GroupOptions, type RunningCall, type StopReason, type WorkerGroup,
+} from './group.js'
+import { spareTarget } from './spare-sizing.js'
+
+const SINGLE_USE_WORKER = fileURLToPath(new URL('../../workers/single-use.js', import.meta.url))
+
+type Spare = { worker: Worker; ready: Promise<string[]> }
+
+export function createStrictGroup(options: GroupOptions): WorkerGroup {
+  const spares: Spare[] = []
+  const live = new Set<Worker>()
+  const recentCalls: number[] = []
+  let startMsAverage = 30
+  let closed = false
+
+  function spawn(): Spare {
+    const started = performance.now()
+    const worker = new Worker(SINGLE_USE_WORKER, {
+      workerData: { groupKey: options.key, entries: options.entries, abortChannel: options.abortChannel },
+      env: options.env,
+      execArgv: options.execArgv,
+      resourceLimits: resourceLimits(options.memMB),
+    })
+    live.add(worker)
+    worker.once('exit', () => live.delete(worker))
+    const ready = new Promise<string[]>((resolve) => {
+      const onMessage = (event: WorkerEvent) => {
+        if (event.type !== 'kindgi-ready') return
+        worker.off('message', onMessage)
+        startMsAverage = startMsAverage * 0.8 + (performance.now() - started) * 0.2
+        resolve(event.problems)
+      }
+      worker.on('message', onMessage)
+      worker.once('error', (err) => resolve([`A strict worker failed while loading: ${(err as Error).message}`]))
+      worker.once('exit', (code) => resolve([`A strict worker exited with code ${code} while loading its modules`]))
+    })
+    worker.unref()
+    return { worker, ready }
+  }
+
+  function topUp(): void {
+    if (closed) return
+    const target = Math.min(spareTarget(recentCalls, performance.now(), startMsAverage), options.maxThreads)
+    while (spares.length < target) spares.push(spawn())
+  }
+
+  function run(task: CallTask): RunningCall {
+    recentCalls.push(performance.now())
+    const spare = spares.shift() ?? spawn()
+    topUp()
+    const { worker } = spare
+    const id = task.key.slice(task.key.indexOf(':') + 1)
+    let settled = false
+    let terminatedFor: StopReason | 'strict' | undefined
+    const freed = new Promise<void>((resolve) => {
+      if (!live.has(worker)) resolve()
+      else worker.once('exit', () => resolve())
+    })
+    let failed!: (answer: GroupAnswer) => void
+    const answer = new Promise<GroupAnswer>((resolve) => {
+      failed = (a) => {
+        if (settled) return
+        settled = true
+        resolve(a)
+      }
+      let died: { reason: 'crash' | 'memory'; detail: string } | undefined
+      worker.on('message', (event: WorkerEvent) => {
+        if (event.type !== 'kindgi-result' || settled) return
+        settled = true
+        resolve({ kind: 'result', result: event.result })
+        terminatedFor = 'strict'
+        void worker.terminate()
+      })
+      worker.once('error', (err) => {
+        died = describeDeath(err)
+      })
+      worker.once('exit', (code) => {
+        if (terminatedFor !== undefined) {
+          options.onReplaced(terminatedFor, id)
+          return
+        }
+        const death = died ?? { reason: 'crash' as const, detail: `code ${code}` }
+        options.onReplaced(death.reason, id)
+        if (settled) return
+        settled = true
+        resolve({ kind: 'died', ...death })
+      })
+    })
+    void spare.ready.then((problems) => {
+      if (settled) return
+      if (problems.length > 0) {
+        terminatedFor = 'strict'
+        void worker.terminate()
+        failed({ kind: 'died', reason: 'crash', detail: problems.join('; ') })
+        return
+      }
+      worker.postMessage(task)
+    })
+    function stop(reason: StopReason): void {
+      if (settled || terminatedFor !== undefined) return
+      worker.postMessage({ type: 'abort', callId: task.callId, reason: reason === 'cancelled' ? 'cancelled' : 'deadline' })
+      const grace = setTimeout(() => {
+        if (terminatedFor !== undefined) return
+        settled = true
+        terminatedFor = reason
+        void worker.terminate()
+      }, reason === 'cpu' ? 0 : ABORT_GRACE_MS)
+      void freed.then(() => clearTimeout(grace))
+    }
+    return { answer, freed, stop, threadId: async () => worker.threadId }
+  }
+
+  return {
+    key: options.key,
+    entries: options.entries,
+    async probe() {
+      const spare = spawn()
+      const problems = await spare.ready
+      if (problems.length === 0) spares.push(spare)
+      else await spare.worker.terminate()
+      return problems
+    },
+    run,
+    workerCount: () => live.size,
+    async close() {
+      closed = true
+      await Promise.all([...live].map((w) => w.terminate()))
+    },
+  }
+}

@@ -1,0 +1,25 @@
+// The protocol's error codes: one union used by the front, the pool and the workers,
+// so a code that is not in pack-protocol.md cannot be written anywhere.
+export const ERROR_CODES = [
+  'input-validation-failed',
+  'output-validation-failed',
+  'handler-import-failed',
+  'handler-shape-invalid',
+  'handler-throw',
+  'connection-rejected',
+  'check-shape-invalid',
+  'malformed-message',
+  'unknown-protocol-version',
+  'unexpected-message-kind',
+  'tool-not-in-pack',
+  'check-not-in-pack',
+  'tool-version-mismatch',
+  'deadline-exceeded',
+  'cancelled',
+  'pause-not-available',
+] as const
+
+export type ErrorCode = (typeof ERROR_CODES)[number]
+
+/** What a `call` line's outcome may say: ok, a protocol error code, or the 421 refusal. */
+export type CallOutcome = 'ok' | ErrorCode | 'pack-tenant-mismatch'

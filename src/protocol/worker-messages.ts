@@ -1,0 +1,72 @@
+// What crosses the thread boundary between the front and a worker. Plain data only:
+// errors do not survive the crossing (their name and fields are lost), so a worker
+// always answers with a typed result and throws only for bugs.
+import type { Posture } from '../config.js'
+import type { CallOutcome } from './error-codes.js'
+
+/** One tool version or check as a worker needs it: where its code is and what it declares. */
+export type RunnableEntry = {
+  key: string
+  target: 'tool' | 'check'
+  id: string
+  version?: string
+  modulePath: string
+  absPath: string
+  input?: object
+  output?: object
+  configSchema?: object
+  posture: Posture
+  memMB?: number
+  cpuMs?: number
+  networkNone: boolean
+  pauses: boolean
+  storesFiles: boolean
+  readsFiles: boolean
+}
+
+/** What every worker of a group is started with (workerData). */
+export type WorkerSetup = {
+  groupKey: string
+  entries: RunnableEntry[]
+  abortChannel: string
+}
+
+/** The ids a call's log lines carry. */
+export type CallIds = {
+  tenantId?: string
+  runId?: string
+  requestId?: string
+  traceId?: string
+}
+
+export type CallTask = {
+  type: 'call'
+  callId: number
+  key: string
+  /** The request message exactly as received: the worker parses it itself (cheaper than a clone). */
+  body: string
+  ids: CallIds
+}
+
+export type ProbeTask = { type: 'probe' }
+
+export type WorkerTask = CallTask | ProbeTask
+
+/** A call's answer, already serialized: the front sends `body` as it is. */
+export type CallResult = {
+  outcome: CallOutcome
+  body: string
+  /** The worker must not serve another call (context-isolated after a failure). */
+  retire?: boolean
+}
+
+export type ProbeResult = { problems: string[] }
+
+/** Messages a worker posts on parentPort outside a task's return value. */
+export type WorkerEvent =
+  | { type: 'kindgi-ready'; problems: string[] }
+  | { type: 'kindgi-result'; callId: number; result: CallResult }
+  | { type: 'kindgi-started'; callId: number; threadId: number }
+
+/** Messages the front sends to workers on the abort BroadcastChannel. */
+export type AbortNotice = { callId: number; reason: 'deadline' | 'cancelled' }
