@@ -19,6 +19,10 @@ export async function bootPack(config: Config, env: NodeJS.ProcessEnv, log: Log)
     config,
     onReplaced: (reason, id) => log.warn('worker-replaced', id === undefined ? { reason } : { reason, id }),
   })
-  if (started.kind === 'error') return started
+  if (started.kind === 'error') return { kind: 'error', problems: [...loaded.problems, ...started.problems] }
+  if (loaded.problems.length > 0) {
+    await started.pool.close()
+    return { kind: 'error', problems: loaded.problems }
+  }
   return { kind: 'ok', serving: createServing(pack, started.pool, missingEnv(env, pack.index)) }
 }

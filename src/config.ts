@@ -45,6 +45,7 @@ export function parseArgs(argv: string[]): { flags: Partial<Record<Flag, string>
     }
     if (!(FLAGS as readonly string[]).includes(name)) {
       problems.push(`Unknown option --${name}: use --index FILE, --module-root DIR, --host ADDR, --watch`)
+      if (eq === -1 && i + 1 < argv.length && !(argv[i + 1] as string).startsWith('--')) i++ // its value, not a stray word
       continue
     }
     let value: string | undefined

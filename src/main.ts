@@ -8,6 +8,7 @@ import { bootPack } from './boot.js'
 import { loadConfig, type Config } from './config.js'
 import { createApp } from './http/app.js'
 import type { FrontState } from './http/front-state.js'
+import { createInFlight } from './http/in-flight.js'
 import { createLog, type Log } from './log.js'
 
 export const DRAIN_MS = 8_000
@@ -24,19 +25,26 @@ async function serveCommand(argv: string[]): Promise<void> {
   delete process.env.KINDGI_PACK_SERVICE_TOKEN
   delete process.env.KINDGI_PACK_SERVICE_TOKEN_FILE
 
+  // Signals are handled from here on: one that arrives while the pack loads stops the boot.
+  let stop: () => Promise<void> = async () => {
+    log.info('stopped')
+    process.exit(0)
+  }
+  onSignals(() => stop())
+
   const booted = await bootPack(config, process.env, log)
   if (booted.kind === 'error') {
     log.error('boot-failed', { problems: booted.problems })
     process.exit(1)
   }
-  const state: FrontState = { serving: booted.serving, draining: false, config, log }
+  const state: FrontState = { serving: booted.serving, draining: false, config, log, inFlight: createInFlight() }
   if (booted.serving.missingEnv.length > 0) log.warn('missing-env', { check: config.envCheck, names: booted.serving.missingEnv })
 
   const server = await listen(state, config)
   const port = (server.address() as AddressInfo).port
   const index = booted.serving.pack.index
+  stop = () => drain(state, server, log)
   log.info('listening', { port, packId: index.packId, artifactVersion: index.artifactVersion })
-  onSignals(() => drain(state, server, log))
 }
 
 function listen(state: FrontState, config: Config): Promise<Server> {
@@ -62,14 +70,13 @@ function onSignals(handler: () => Promise<void>): void {
 
 async function drain(state: FrontState, server: Server, log: Log): Promise<void> {
   log.info('draining')
+  // Keep accepting while draining: probes and new invokes must get their 503, not a refused connection.
   state.draining = true
-  server.close()
+  let timer: NodeJS.Timeout | undefined
+  await Promise.race([state.inFlight.idle(), new Promise((r) => (timer = setTimeout(r, DRAIN_MS)))])
+  clearTimeout(timer)
   const serving = state.serving
-  if (serving !== undefined) {
-    let timer: NodeJS.Timeout | undefined
-    await Promise.race([serving.pool.dispatcher.idle(), new Promise((r) => (timer = setTimeout(r, DRAIN_MS)))])
-    clearTimeout(timer)
-  }
+  server.close()
   server.closeAllConnections()
   await serving?.pool.close().catch(() => undefined)
   log.info('stopped')

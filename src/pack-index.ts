@@ -58,7 +58,11 @@ export type LoadedPack = {
   declarativeTools: Map<string, string>
 }
 
-export type IndexResult = { kind: 'ok'; pack: LoadedPack } | { kind: 'error'; problems: string[] }
+/**
+ * `ok` may still carry problems (a missing module, a bad limit): boot goes on to load the
+ * rest in workers so the operator sees every problem in one line, then fails.
+ */
+export type IndexResult = { kind: 'ok'; pack: LoadedPack; problems: string[] } | { kind: 'error'; problems: string[] }
 
 const ajv = createAjv({ useDefaults: false })
 const validateIndex = ajv.compile(packIndexSchema)
@@ -148,9 +152,8 @@ export function loadPackIndex(indexPath: string, moduleRoot: string, leastPostur
     })
   })
 
-  if (problems.length > 0) return { kind: 'error', problems }
   const indexHash = 'sha256:' + createHash('sha256').update(bytes).digest('hex')
-  return { kind: 'ok', pack: { index, indexHash, entries, declarativeTools } }
+  return { kind: 'ok', pack: { index, indexHash, entries, declarativeTools }, problems }
 }
 
 function moduleExists(moduleRoot: string, modulePath: string, problems: string[]): boolean {

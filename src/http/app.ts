@@ -31,6 +31,8 @@ export function createApp(state: FrontState, options: InvokeOptions): Hono<Env> 
   app.post('/v1/invoke', (c) => {
     const refusal = guard(c)
     if (refusal !== undefined) return refuse(c, refusal)
+    state.inFlight.enter()
+    c.env.outgoing.once('close', state.inFlight.leave)
     return invoke(c, state, options)
   })
 

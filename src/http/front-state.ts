@@ -3,12 +3,15 @@
 import type { Config } from '../config.js'
 import type { Log } from '../log.js'
 import type { Serving } from '../serving.js'
+import type { InFlight } from './in-flight.js'
 
 export type FrontState = {
   serving: Serving | undefined
   draining: boolean
   config: Pick<Config, 'token' | 'tenantId' | 'envCheck'>
   log: Log
+  /** Invoke requests not yet answered. */
+  inFlight: InFlight
 }
 
 export type NotReady = { error: 'draining' } | { error: 'missing env'; missingEnv: string[] } | { error: 'not ready' }

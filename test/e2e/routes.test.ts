@@ -1,0 +1,131 @@
+// CONTRACT §2: routes, the order of checks, transport statuses and answer headers.
+import { createHash } from 'node:crypto'
+import { readFileSync } from 'node:fs'
+import { request as httpRequest } from 'node:http'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { BASIC_INDEX, invoke, post, request, spawnHost, type Host } from '../helpers/host.js'
+
+let host: Host
+beforeAll(async () => {
+  host = await spawnHost()
+})
+afterAll(async () => {
+  await host?.stop()
+})
+
+describe('probes', () => {
+  it('/healthz answers 200 {"status":"ok"} without a token', async () => {
+    const res = await request(host, '/healthz', { token: null })
+    expect(res.status).toBe(200)
+    expect(res.body).toEqual({ status: 'ok' })
+  })
+  it('/readyz answers 200 {"status":"ready"} once every module has loaded', async () => {
+    const res = await request(host, '/readyz', { token: null })
+    expect(res.status).toBe(200)
+    expect(res.body).toEqual({ status: 'ready' })
+  })
+})
+
+describe('the order of checks: route, method, token', () => {
+  it('an unknown path answers 404 naming it, before method or token', async () => {
+    const res = await request(host, '/v1/nothing', { method: 'DELETE', token: null })
+    expect(res.status).toBe(404)
+    expect(res.body).toEqual({ error: 'No route /v1/nothing' })
+  })
+  it('a wrong method answers 405 before the token is looked at', async () => {
+    expect(await request(host, '/v1/invoke', { method: 'GET', token: null })).toMatchObject({ status: 405, body: { error: 'Use POST' } })
+    expect(await request(host, '/v1/info', { method: 'POST', token: null })).toMatchObject({ status: 405, body: { error: 'Use GET' } })
+    expect(await request(host, '/healthz', { method: 'PUT', token: null })).toMatchObject({ status: 405, body: { error: 'Use GET' } })
+    expect(await request(host, '/readyz', { method: 'DELETE', token: null })).toMatchObject({ status: 405, body: { error: 'Use GET' } })
+  })
+  it('a missing or wrong token answers 401 on /v1/info and /v1/invoke', async () => {
+    expect(await request(host, '/v1/info', { token: null })).toMatchObject({ status: 401, body: { error: 'Bad pack token' } })
+    expect(await request(host, '/v1/info', { token: 'nope' })).toMatchObject({ status: 401, body: { error: 'Bad pack token' } })
+    const res = await request(host, '/v1/invoke', { method: 'POST', token: 'x', headers: { 'content-type': 'application/json' }, body: '{}' })
+    expect(res).toMatchObject({ status: 401, body: { error: 'Bad pack token' } })
+  })
+  it('the token is never read from Authorization', async () => {
+    const res = await request(host, '/v1/info', { token: null, headers: { authorization: 'Bearer test-token-0123456789' } })
+    expect(res.status).toBe(401)
+  })
+})
+
+describe('/v1/info', () => {
+  it('describes the pack with the SHA-256 of the index file and every indexed tool version', async () => {
+    const res = await request(host, '/v1/info')
+    expect(res.status).toBe(200)
+    const hash = 'sha256:' + createHash('sha256').update(readFileSync(BASIC_INDEX)).digest('hex')
+    expect(res.body).toMatchObject({ protocol: 2, packId: 'fixture', packVersion: '1.2.3', artifactVersion: '20261130.7', indexHash: hash, missingEnv: [] })
+    expect(res.body.tools).toContainEqual({ id: 'versioned', version: '1.0.0' })
+    expect(res.body.tools).toContainEqual({ id: 'versioned', version: '2.0.0' })
+    expect(res.body.tools).toContainEqual({ id: 'unversioned' })
+  })
+  it('lists pack checks by check id, once, and never a built-in check', async () => {
+    const res = await request(host, '/v1/info')
+    expect([...res.body.checks].sort()).toEqual(['bad-verdict', 'bare-boolean', 'check-throws', 'threshold'])
+  })
+})
+
+describe('/v1/invoke transport statuses', () => {
+  it('a body that is not application/json answers 415', async () => {
+    const res = await request(host, '/v1/invoke', { method: 'POST', headers: { 'content-type': 'text/plain' }, body: '{}' })
+    expect(res).toMatchObject({ status: 415, body: { error: 'Content-Type must be application/json' } })
+  })
+  it('application/json with a charset parameter is accepted', async () => {
+    const res = await post(host, { v: 2, kind: 'invoke', tool: { id: 'echo' }, input: { a: 1 }, ctx: { tenantId: 't', runId: 'r' } }, { 'content-type': 'application/json; charset=utf-8' })
+    expect(res.status).toBe(200)
+    expect(res.body).toEqual({ v: 2, kind: 'result', output: { a: 1 } })
+  })
+  it('a Content-Length over 10 MiB is refused with 413 before the body is read', async () => {
+    const status = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const req = httpRequest(`${host.url}/v1/invoke`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'content-length': String(64 * 1024 * 1024), 'kindgi-pack-token': 'test-token-0123456789' },
+      })
+      req.on('response', (res) => {
+        let body = ''
+        res.on('data', (d) => (body += d))
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }))
+      })
+      req.on('error', reject)
+      req.write('{"v":2') // a few bytes only: the answer must come without the rest
+    })
+    expect(status.status).toBe(413)
+    expect(JSON.parse(status.body)).toEqual({ error: 'Request body too large' })
+  })
+  it('a chunked body is refused with 413 the moment it passes 10 MiB, without sending the rest', async () => {
+    const result = await new Promise<{ status: number; sent: number }>((resolve, reject) => {
+      let sent = 0
+      const req = httpRequest(`${host.url}/v1/invoke`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'transfer-encoding': 'chunked', 'kindgi-pack-token': 'test-token-0123456789' },
+      })
+      const chunk = Buffer.alloc(256 * 1024, 0x20)
+      let answered = false
+      req.on('response', (res) => {
+        answered = true
+        res.resume()
+        resolve({ status: res.statusCode ?? 0, sent })
+        req.destroy()
+      })
+      req.on('error', (err) => (answered ? undefined : reject(err)))
+      const pump = () => {
+        while (!answered && sent < 64 * 1024 * 1024) {
+          sent += chunk.length
+          if (!req.write(chunk)) return req.once('drain', pump)
+        }
+      }
+      pump()
+    })
+    expect(result.status).toBe(413)
+    // It answered long before the 64 MiB the client was ready to send.
+    expect(result.sent).toBeLessThan(32 * 1024 * 1024)
+  })
+  it('a 200 answer carries kindgi-duration-ms and kindgi-artifact-version', async () => {
+    const res = await invoke(host, 'echo', { x: 1 })
+    expect(res.status).toBe(200)
+    expect(res.headers.get('kindgi-artifact-version')).toBe('20261130.7')
+    expect(res.headers.get('kindgi-duration-ms')).toMatch(/^\d+$/)
+    expect(res.headers.get('content-type')).toMatch(/^application\/json/)
+  })
+})

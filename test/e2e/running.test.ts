@@ -1,0 +1,154 @@
+// CONTRACT §6 for the warm postures: deadlines, callers leaving, the cap, dying workers,
+// stdio, and what a handler's ctx holds.
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs'
+import { request as httpRequest } from 'node:http'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { invoke, sleep, spawnHost, TOKEN, type Host } from '../helpers/host.js'
+
+const CAP = 4
+let host: Host
+const dir = mkdtempSync(join(tmpdir(), 'kph-running-'))
+beforeAll(async () => {
+  host = await spawnHost({ env: { KINDGI_PACK_SERVICE_MAX_CONCURRENCY: String(CAP), KINDGI_PACK_SECRET_NOT: 'x' } })
+})
+afterAll(async () => {
+  await host?.stop()
+})
+
+describe('deadlines', () => {
+  it('a call past its deadline answers deadline-exceeded at once and its abortSignal fires', async () => {
+    const marker = join(dir, 'aborted-1')
+    const started = Date.now()
+    const res = await invoke(host, 'sleep', { ms: 3000, marker }, { 'kindgi-timeout-ms': '200' })
+    const took = Date.now() - started
+    expect(res.body).toEqual({ v: 2, kind: 'error', code: 'deadline-exceeded', message: 'sleep passed its deadline', toolId: 'sleep' })
+    expect(took).toBeLessThan(1500)
+    await sleep(100)
+    expect(readFileSync(marker, 'utf8')).toBe('aborted')
+  })
+
+  it('a handler spinning in for(;;){} is answered just past its deadline, its worker is replaced, and the pool serves the full concurrency afterwards', async () => {
+    const started = Date.now()
+    const res = await invoke(host, 'spin', {}, { 'kindgi-timeout-ms': '300' })
+    const took = Date.now() - started
+    expect(res.body).toMatchObject({ code: 'deadline-exceeded', toolId: 'spin' })
+    expect(took).toBeLessThan(300 + 700)
+    await host.waitFor('worker-replaced', (l) => l.reason === 'deadline' && l.id === 'spin@1.0.0')
+    const calls = await Promise.all(Array.from({ length: CAP }, () => invoke(host, 'sleep', { ms: 300 })))
+    for (const call of calls) expect(call.body).toEqual({ v: 2, kind: 'result', output: { slept: 300 } })
+  })
+
+  it('a kindgi-timeout-ms that is not a positive integer falls back to the default', async () => {
+    for (const value of ['0', '-5', 'soon', '1.5']) {
+      expect((await invoke(host, 'sleep', { ms: 20 }, { 'kindgi-timeout-ms': value })).body).toMatchObject({ kind: 'result' })
+    }
+  })
+})
+
+describe('a caller that goes away', () => {
+  it('ends the call as cancelled on the call line and fires the abortSignal', async () => {
+    const marker = join(dir, 'aborted-cancel')
+    const body = JSON.stringify({ v: 2, kind: 'invoke', tool: { id: 'sleep' }, input: { ms: 5000, marker }, ctx: { tenantId: 't', runId: 'run-cancel' } })
+    const req = httpRequest(`${host.url}/v1/invoke`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'kindgi-pack-token': TOKEN, 'content-length': Buffer.byteLength(body) },
+    })
+    req.on('error', () => undefined)
+    req.end(body)
+    await sleep(300)
+    req.destroy()
+    const line = await host.waitFor('call', (l) => l.runId === 'run-cancel')
+    expect(line).toMatchObject({ target: 'tool', id: 'sleep', outcome: 'cancelled' })
+    await sleep(100)
+    expect(readFileSync(marker, 'utf8')).toBe('aborted')
+  })
+})
+
+describe('a worker that dies', () => {
+  it('process.exit in a handler answers handler-throw saying the worker exited, and the service lives on', async () => {
+    const res = await invoke(host, 'exit')
+    expect(res.body).toMatchObject({ code: 'handler-throw', toolId: 'exit' })
+    expect(res.body.message).toContain('the worker running it exited')
+    await host.waitFor('worker-replaced', (l) => l.reason === 'crash' && l.id === 'exit@1.0.0')
+    expect((await invoke(host, 'echo', { after: 'exit' })).body).toEqual({ v: 2, kind: 'result', output: { after: 'exit' } })
+  })
+})
+
+describe('pack code output', () => {
+  it('a forged protocol line on stdout reaches the service stdout, never the response', async () => {
+    const res = await invoke(host, 'forge')
+    expect(res.body).toEqual({ v: 2, kind: 'result', output: { honest: true } })
+    await sleep(100)
+    expect(host.stdout()).toContain('"forged":true')
+  })
+})
+
+describe('what pack code sees', () => {
+  it('the token is absent from process.env in pack code', async () => {
+    const res = await invoke(host, 'env')
+    expect(res.body.kind).toBe('result')
+    expect(res.body.output.names).not.toContain('KINDGI_PACK_SERVICE_TOKEN')
+    expect(JSON.stringify(res.body.output.values)).not.toContain(TOKEN)
+  })
+  it('ctx is the wire context minus toolFiles, with secrets and connections non-enumerable', async () => {
+    const res = await invoke(host, 'ctx', {}, {}, {
+      ctx: {
+        tenantId: 't', runId: 'r', requestId: 'q', secrets: { apiKey: 'sk-123' },
+        connections: { mail: { connectionId: 'c', app: 'google', appName: 'Google', accessToken: 'at-1', account: { id: 'a', label: 'l' } } },
+        toolFiles: { url: 'http://127.0.0.1:1/files', token: 'ft-1' },
+      },
+    })
+    const out = res.body.output
+    expect(out.keys).toEqual(['abortSignal', 'pause', 'requestId', 'runId', 'tenantId'])
+    expect(JSON.stringify(out.json)).not.toContain('sk-123')
+    expect(JSON.stringify(out.json)).not.toContain('at-1')
+    expect(out).toMatchObject({ hasSecrets: true, secretValue: 'sk-123', hasConnections: true, hasLog: true, abortable: true, toolFiles: false })
+  })
+  it('a `none` worker is warm: module state lives across calls', async () => {
+    const first = (await invoke(host, 'counter')).body.output.count
+    const second = (await invoke(host, 'counter')).body.output.count
+    expect(second).toBeGreaterThanOrEqual(1)
+    expect(typeof first).toBe('number')
+  })
+})
+
+describe('the concurrency cap', () => {
+  it('past KINDGI_PACK_SERVICE_MAX_CONCURRENCY a call answers 503 overloaded at once and provably never runs', async () => {
+    const capped = await spawnHost({ env: { KINDGI_PACK_SERVICE_MAX_CONCURRENCY: '1' } })
+    try {
+      const held = invoke(capped, 'sleep', { ms: 1500 })
+      await sleep(300)
+      const path = join(dir, 'must-not-exist')
+      const started = Date.now()
+      const refused = await invoke(capped, 'marker', { path })
+      expect(Date.now() - started).toBeLessThan(500)
+      expect(refused.status).toBe(503)
+      expect(refused.body).toEqual({ error: 'overloaded' })
+      expect(refused.headers.get('retry-after')).toBe('1')
+      expect((await held).body).toEqual({ v: 2, kind: 'result', output: { slept: 1500 } })
+      await sleep(200)
+      expect(existsSync(path)).toBe(false)
+      // With the slot free again, the same call runs.
+      expect((await invoke(capped, 'marker', { path })).body).toEqual({ v: 2, kind: 'result', output: { ran: true } })
+      expect(existsSync(path)).toBe(true)
+    } finally {
+      await capped.stop()
+    }
+  })
+})
+
+describe('call lines', () => {
+  it('every dispatched call is logged with its ids, the trace id and the pack', async () => {
+    await invoke(host, 'echo', {}, { traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01', 'kindgi-request-id': 'hdr-req' }, {
+      ctx: { tenantId: 'ten', runId: 'run-ids', projectId: 'p', orgId: 'o', requestId: 'req-1' },
+    })
+    const line = await host.waitFor('call', (l) => l.runId === 'run-ids')
+    expect(line).toMatchObject({
+      target: 'tool', id: 'echo', outcome: 'ok', tenantId: 'ten', projectId: 'p', orgId: 'o', requestId: 'req-1',
+      traceId: '4bf92f3577b34da6a3ce929d0e0e4736', packId: 'fixture', artifactVersion: '20261130.7',
+    })
+    expect(typeof line.durationMs).toBe('number')
+  })
+})

@@ -1,0 +1,162 @@
+// Spawns the built kindgi-pack-host as a real process on loopback and talks HTTP to it,
+// so end-to-end tests exercise exactly what an operator runs.
+import { spawn, type ChildProcess } from 'node:child_process'
+import { fileURLToPath } from 'node:url'
+
+export const ROOT = fileURLToPath(new URL('../..', import.meta.url))
+export const BIN = `${ROOT}dist/src/main.js`
+export const FIXTURES = `${ROOT}test/fixtures`
+export const BASIC_INDEX = `${FIXTURES}/basic-pack/index.json`
+export const TOKEN = 'test-token-0123456789'
+
+export type LogLine = { kind?: string; [field: string]: unknown }
+
+export type Host = {
+  proc: ChildProcess
+  port: number
+  url: string
+  lines: LogLine[]
+  stdout(): string
+  waitFor(kind: string, match?: (line: LogLine) => boolean, timeoutMs?: number): Promise<LogLine>
+  exited: Promise<number | null>
+  stop(signal?: NodeJS.Signals): Promise<number | null>
+}
+
+export type SpawnOptions = {
+  index?: string
+  args?: string[]
+  env?: Record<string, string | undefined>
+  /** Wait for `listening` (default) or return as soon as the process is up. */
+  waitListening?: boolean
+}
+
+/** The environment a test host starts from: this process's, without any KINDGI_* setting. */
+export function baseEnv(): Record<string, string> {
+  const env: Record<string, string> = {}
+  for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !k.startsWith('KINDGI_') && k !== 'NODE_OPTIONS') env[k] = v
+  return env
+}
+
+const live = new Set<ChildProcess>()
+process.on('exit', () => {
+  for (const p of live) p.kill('SIGKILL')
+})
+
+export function spawnHost(options: SpawnOptions = {}): Promise<Host> {
+  const env: Record<string, string> = { ...baseEnv(), PORT: '0', KINDGI_PACK_SERVICE_TOKEN: TOKEN, FIXTURE_REQUIRED: 'set' }
+  for (const [k, v] of Object.entries(options.env ?? {})) {
+    if (v === undefined) delete env[k]
+    else env[k] = v
+  }
+  const args = options.args ?? ['--index', options.index ?? BASIC_INDEX, '--host', '127.0.0.1']
+  const proc = spawn(process.execPath, [BIN, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] })
+  live.add(proc)
+  const lines: LogLine[] = []
+  const waiters: Array<() => void> = []
+  let out = ''
+  let errBuf = ''
+  proc.stdout!.on('data', (d: Buffer) => (out += d.toString()))
+  proc.stderr!.on('data', (d: Buffer) => {
+    errBuf += d.toString()
+    let nl: number
+    while ((nl = errBuf.indexOf('\n')) !== -1) {
+      const raw = errBuf.slice(0, nl)
+      errBuf = errBuf.slice(nl + 1)
+      try {
+        lines.push(JSON.parse(raw) as LogLine)
+      } catch {
+        lines.push({ kind: 'non-json', raw })
+      }
+      for (const w of waiters.splice(0)) w()
+    }
+  })
+  const exited = new Promise<number | null>((resolve) => {
+    proc.once('exit', (code) => {
+      live.delete(proc)
+      for (const w of waiters.splice(0)) w()
+      resolve(code)
+    })
+  })
+  let exitCode: number | null | undefined
+  void exited.then((c) => (exitCode = c))
+
+  const waitFor: Host['waitFor'] = (kind, match = () => true, timeoutMs = 15_000) =>
+    new Promise((resolve, reject) => {
+      const deadline = setTimeout(() => reject(new Error(`no "${kind}" line within ${timeoutMs} ms; lines: ${JSON.stringify(lines)}`)), timeoutMs)
+      const check = () => {
+        const found = lines.find((l) => l.kind === kind && match(l))
+        if (found !== undefined) {
+          clearTimeout(deadline)
+          resolve(found)
+          return
+        }
+        if (exitCode !== undefined) {
+          clearTimeout(deadline)
+          reject(new Error(`process exited (${exitCode}) without a "${kind}" line; lines: ${JSON.stringify(lines)}`))
+          return
+        }
+        waiters.push(check)
+      }
+      check()
+    })
+
+  const host: Host = {
+    proc,
+    port: 0,
+    url: '',
+    lines,
+    stdout: () => out,
+    waitFor,
+    exited,
+    async stop(signal = 'SIGTERM') {
+      if (exitCode === undefined) proc.kill(signal)
+      return exited
+    },
+  }
+  if (options.waitListening === false) return Promise.resolve(host)
+  return waitFor('listening').then((line) => {
+    host.port = line.port as number
+    host.url = `http://127.0.0.1:${host.port}`
+    return host
+  })
+}
+
+export type Answer = { status: number; headers: Headers; body: any }
+
+export async function request(host: Host, path: string, init: RequestInit & { token?: string | null } = {}): Promise<Answer> {
+  const headers = new Headers(init.headers)
+  if (init.token !== null) headers.set('kindgi-pack-token', init.token ?? TOKEN)
+  const res = await fetch(`${host.url}${path}`, { ...init, headers })
+  const text = await res.text()
+  let body: unknown = text
+  try {
+    body = JSON.parse(text)
+  } catch {
+    // not JSON: keep the text for the assertion to show
+  }
+  return { status: res.status, headers: res.headers, body }
+}
+
+export function post(host: Host, message: unknown, headers: Record<string, string> = {}): Promise<Answer> {
+  return request(host, '/v1/invoke', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: typeof message === 'string' ? message : JSON.stringify(message),
+  })
+}
+
+export const CTX = { tenantId: 'tenant-a', runId: 'run-1' }
+
+export function invokeMessage(id: string, input: unknown = {}, extra: Record<string, unknown> = {}): Record<string, unknown> {
+  return { v: 2, kind: 'invoke', tool: { id }, input, ctx: CTX, ...extra }
+}
+
+export function invoke(host: Host, id: string, input: unknown = {}, headers: Record<string, string> = {}, extra: Record<string, unknown> = {}): Promise<Answer> {
+  return post(host, invokeMessage(id, input, extra), headers)
+}
+
+export function checkInvoke(host: Host, id: string, config: unknown, trace: unknown = {}): Promise<Answer> {
+  return post(host, { v: 2, kind: 'check-invoke', check: { id }, config, trace })
+}
+
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))

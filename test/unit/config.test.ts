@@ -1,0 +1,81 @@
+// Config: every input of CONTRACT §1 parsed once, defaults, and problems collected.
+import { mkdtempSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { loadConfig, parseArgs } from '../../src/config.js'
+
+const TOKEN = { KINDGI_PACK_SERVICE_TOKEN: 'tok' }
+
+describe('defaults', () => {
+  it('serves /app/index.json on port 8080 with a cap of 32, strict env check, filter on, posture none', () => {
+    const result = loadConfig([], TOKEN)
+    expect(result).toEqual({
+      kind: 'ok',
+      config: {
+        indexPath: '/app/index.json', moduleRoot: '/app', host: undefined, port: 8080, token: 'tok', maxConcurrency: 32,
+        tenantId: undefined, envCheck: 'strict', envFilter: true, sandbox: 'none', watch: false,
+      },
+    })
+  })
+})
+
+describe('arguments', () => {
+  it('accepts --flag value and --flag=value, and an argument wins over KINDGI_PACK_INDEX', () => {
+    const result = loadConfig(['--index=/p/i.json', '--module-root', '/m', '--host', '127.0.0.1'], { ...TOKEN, KINDGI_PACK_INDEX: '/env/i.json' })
+    expect(result).toMatchObject({ kind: 'ok', config: { indexPath: '/p/i.json', moduleRoot: '/m', host: '127.0.0.1' } })
+  })
+  it('the module root defaults to the index file folder', () => {
+    expect(loadConfig([], { ...TOKEN, KINDGI_PACK_INDEX: '/srv/pack/index.json' })).toMatchObject({ config: { moduleRoot: '/srv/pack' } })
+  })
+  it('names unknown options, stray words and flags without a value', () => {
+    const { problems } = parseArgs(['stray', '--nope', 'x', '--index'])
+    expect(problems).toHaveLength(3)
+    expect(problems.join(' ')).toContain('--nope')
+    expect(problems.join(' ')).toContain('stray')
+    expect(problems.join(' ')).toContain('--index needs a value')
+  })
+})
+
+describe('environment values and their rules', () => {
+  it('PORT 0 is allowed; out of range or not an integer is a problem', () => {
+    expect(loadConfig([], { ...TOKEN, PORT: '0' })).toMatchObject({ config: { port: 0 } })
+    for (const port of ['65536', '-1', '80.5', 'http']) expect(loadConfig([], { ...TOKEN, PORT: port }).kind).toBe('error')
+  })
+  it('the cap must be an integer >= 1', () => {
+    expect(loadConfig([], { ...TOKEN, KINDGI_PACK_SERVICE_MAX_CONCURRENCY: '3' })).toMatchObject({ config: { maxConcurrency: 3 } })
+    for (const cap of ['0', 'many', '2.5']) expect(loadConfig([], { ...TOKEN, KINDGI_PACK_SERVICE_MAX_CONCURRENCY: cap }).kind).toBe('error')
+  })
+  it('collects every problem instead of stopping at the first', () => {
+    const result = loadConfig([], { PORT: 'x', KINDGI_PACK_ENV_CHECK: 'x', KINDGI_PACK_ENV_FILTER: 'x', KINDGI_PACK_SANDBOX: 'x' })
+    expect(result.kind).toBe('error')
+    if (result.kind === 'error') expect(result.problems).toHaveLength(5)
+  })
+  it('refuses --max-old-space-size in NODE_OPTIONS, which would silently defeat memMB', () => {
+    const result = loadConfig([], { ...TOKEN, NODE_OPTIONS: '--enable-source-maps --max-old-space-size=512' })
+    expect(result).toMatchObject({ kind: 'error', problems: [expect.stringContaining('max-old-space-size')] })
+  })
+  it('pins a tenant only when KINDGI_PACK_TENANT_ID is non-empty', () => {
+    expect(loadConfig([], { ...TOKEN, KINDGI_PACK_TENANT_ID: 'acme' })).toMatchObject({ config: { tenantId: 'acme' } })
+    expect(loadConfig([], { ...TOKEN, KINDGI_PACK_TENANT_ID: '' })).toMatchObject({ config: { tenantId: undefined } })
+  })
+})
+
+describe('the token', () => {
+  it('is trimmed, and must be printable ASCII without spaces', () => {
+    expect(loadConfig([], { KINDGI_PACK_SERVICE_TOKEN: '  abc~!  ' })).toMatchObject({ config: { token: 'abc~!' } })
+    for (const bad of ['', '   ', 'a b', 'ä', 'x\u0000y']) expect(loadConfig([], { KINDGI_PACK_SERVICE_TOKEN: bad }).kind).toBe('error')
+  })
+  it('may come from a file, read once, with its trailing newline trimmed', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'kph-cfg-'))
+    writeFileSync(join(dir, 't'), 'secret-from-file\n')
+    expect(loadConfig([], { KINDGI_PACK_SERVICE_TOKEN_FILE: join(dir, 't') })).toMatchObject({ config: { token: 'secret-from-file' } })
+    expect(loadConfig([], { KINDGI_PACK_SERVICE_TOKEN_FILE: join(dir, 't'), KINDGI_PACK_SERVICE_TOKEN: 'also' }).kind).toBe('error')
+    expect(loadConfig([], { KINDGI_PACK_SERVICE_TOKEN_FILE: join(dir, 'absent') }).kind).toBe('error')
+  })
+  it('an empty token variable beside a token file is fine', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'kph-cfg-'))
+    writeFileSync(join(dir, 't'), 'x')
+    expect(loadConfig([], { KINDGI_PACK_SERVICE_TOKEN_FILE: join(dir, 't'), KINDGI_PACK_SERVICE_TOKEN: '' }).kind).toBe('ok')
+  })
+})

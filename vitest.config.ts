@@ -1,0 +1,11 @@
+import { defineConfig } from 'vitest/config'
+
+export default defineConfig({
+  test: {
+    include: ['test/**/*.test.ts'],
+    testTimeout: 30_000,
+    hookTimeout: 30_000,
+    // End-to-end files each spawn their own hosts; two at a time keeps a 2-core machine honest.
+    maxWorkers: 2,
+  },
+})
