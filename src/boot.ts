@@ -9,7 +9,7 @@ import { createServing, type Serving } from './serving.js'
 
 export type BootResult = { kind: 'ok'; serving: Serving } | { kind: 'error'; problems: string[] }
 
-export async function bootPack(config: Config, env: NodeJS.ProcessEnv, log: Log): Promise<BootResult> {
+export async function bootPack(config: Config, env: NodeJS.ProcessEnv, log: Log, tmpRoot?: string): Promise<BootResult> {
   const loaded = loadPackIndex(config.indexPath, config.moduleRoot, config.sandbox)
   if (loaded.kind === 'error') return loaded
   const { pack } = loaded
@@ -17,6 +17,7 @@ export async function bootPack(config: Config, env: NodeJS.ProcessEnv, log: Log)
     entries: pack.entries,
     env: workerEnv(env, pack.index, config.envFilter),
     config,
+    tmpRoot,
     onReplaced: (reason, id) => log.warn('worker-replaced', id === undefined ? { reason } : { reason, id }),
   })
   if (started.kind === 'error') return { kind: 'error', problems: [...loaded.problems, ...started.problems] }

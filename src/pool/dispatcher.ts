@@ -1,11 +1,14 @@
 // Admission and the life of one call: the concurrency cap (503 before anything runs),
 // the deadline and the caller leaving (answered at once), and the slot that is free again
 // only when its worker is.
-import { cancelled, deadlineExceeded, memoryExceeded, workerDied } from '../protocol/messages.js'
+import { cancelled, cpuExceeded, deadlineExceeded, memoryExceeded, workerDied } from '../protocol/messages.js'
 import type { CallOutcome } from '../protocol/error-codes.js'
 import type { ResponseMessage, Target } from '../protocol/wire.js'
 import type { CallTask, RunnableEntry } from '../protocol/worker-messages.js'
+import type { CallTmp } from './call-tmp.js'
 import type { GroupAnswer, RunningCall, WorkerGroup } from './group.js'
+
+const CPU_CHECK_MS = 20
 
 export type CallAnswer = { outcome: CallOutcome; body: string }
 
@@ -36,7 +39,7 @@ function fromGroup(answer: GroupAnswer, entry: RunnableEntry, about: Target): Ca
   return encode(workerDied(about, answer.detail))
 }
 
-export function createDispatcher(groupOf: (entry: RunnableEntry) => WorkerGroup, cap: number): Dispatcher {
+export function createDispatcher(groupOf: (entry: RunnableEntry) => WorkerGroup, cap: number, callTmp: CallTmp): Dispatcher {
   let taken = 0
   let idleWaiters: Array<() => void> = []
 
@@ -59,11 +62,15 @@ export function createDispatcher(groupOf: (entry: RunnableEntry) => WorkerGroup,
         used = true
         free()
       },
-      run(entry, task, limits) {
+      async run(entry, task, limits) {
         used = true
         const about: Target = { target: entry.target, id: entry.id }
-        const running = groupOf(entry).run(task)
-        void running.freed.then(free)
+        const tmpDir = entry.posture === 'strict' ? await callTmp.make() : undefined
+        const running = groupOf(entry).run(tmpDir === undefined ? task : { ...task, tmpDir })
+        void running.freed.then(() => {
+          if (tmpDir !== undefined) callTmp.remove(tmpDir)
+          free()
+        })
         return race(running, entry, about, limits)
       },
     }
@@ -83,6 +90,7 @@ function race(running: RunningCall, entry: RunnableEntry, about: Target, limits:
       if (answered) return
       answered = true
       clearTimeout(deadline)
+      clearInterval(cpuWatch)
       limits.callerGone.removeEventListener('abort', onGone)
       resolve(answer)
     }
@@ -94,6 +102,17 @@ function race(running: RunningCall, entry: RunnableEntry, about: Target, limits:
       running.stop('cancelled')
       finish(encode(cancelled(about)))
     }
+    // cpuMs: the worker's busy time, read often enough to stop a call within ~100 ms past its budget.
+    const cpuMs = entry.cpuMs
+    const cpuWatch =
+      cpuMs === undefined
+        ? undefined
+        : setInterval(() => {
+            const busy = running.busyMs()
+            if (busy === undefined || busy <= cpuMs) return
+            running.stop('cpu')
+            finish(encode(cpuExceeded(about, cpuMs)))
+          }, CPU_CHECK_MS)
     if (limits.callerGone.aborted) onGone()
     else limits.callerGone.addEventListener('abort', onGone, { once: true })
     void running.answer.then((answer) => finish(fromGroup(answer, entry, about)))

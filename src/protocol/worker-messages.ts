@@ -46,6 +46,8 @@ export type CallTask = {
   /** The request message exactly as received: the worker parses it itself (cheaper than a clone). */
   body: string
   ids: CallIds
+  /** strict posture only: the call's own folder, the one place it may write. */
+  tmpDir?: string
 }
 
 export type ProbeTask = { type: 'probe' }
@@ -56,8 +58,11 @@ export type WorkerTask = CallTask | ProbeTask
 export type CallResult = {
   outcome: CallOutcome
   body: string
-  /** The worker must not serve another call (context-isolated after a failure). */
-  retire?: boolean
+  /**
+   * The worker must not serve another call: `failed` (context-isolated after a failure in
+   * the handler), `memory` (its heap plus array buffers passed memMB).
+   */
+  retire?: 'failed' | 'memory'
 }
 
 export type ProbeResult = { problems: string[] }
