@@ -7,16 +7,14 @@ import type { CallResult, CallTask } from '../src/protocol/worker-messages.js'
 import { parentPort, threadId } from 'node:worker_threads'
 import { forgetCall, registerCall } from './abort-registry.js'
 import { buildToolContext, isPauseRequest } from './context.js'
+import { buildFiles } from './files.js'
 import { setCurrentTarget } from './guards.js'
 import type { LoadedEntry } from './load-entries.js'
 import { overLimit, watchMemory } from './memory-watch.js'
 
 const MAX_PAUSE_MS = 2073600000
 
-/** Installed by the worker entry to provide ctx.files (protocol 2.10); absent means no files. */
-export type FilesFactory = (entry: LoadedEntry['entry'], task: CallTask, wire: ToolInvoke['ctx'], signal: AbortSignal) => object | undefined
-
-export async function runCall(loaded: Map<string, LoadedEntry>, task: CallTask, files?: FilesFactory): Promise<CallResult> {
+export async function runCall(loaded: Map<string, LoadedEntry>, task: CallTask): Promise<CallResult> {
   const item = loaded.get(task.key)
   const message = JSON.parse(task.body) as ToolInvoke | CheckInvoke
   if (item === undefined) {
@@ -30,7 +28,7 @@ export async function runCall(loaded: Map<string, LoadedEntry>, task: CallTask, 
   const signal = registerCall(task.callId)
   const memory = entry.memMB !== undefined ? watchMemory(entry.memMB) : undefined
   try {
-    const running = message.kind === 'invoke' ? runTool(item, message, task, signal, files) : runCheck(item, message, signal)
+    const running = message.kind === 'invoke' ? runTool(item, message, task, signal) : runCheck(item, message, signal)
     if (memory === undefined) return await running
     const result = await Promise.race([running, memory.tripped.then(() => undefined)])
     if (result === undefined || overLimit(entry.memMB as number)) return memoryExceededResult(item)
@@ -56,7 +54,7 @@ function retireAfterFailure(item: LoadedEntry): CallResult['retire'] {
   return item.entry.posture === 'context-isolated' ? 'failed' : undefined
 }
 
-async function runTool(item: LoadedEntry, message: ToolInvoke, task: CallTask, signal: AbortSignal, files?: FilesFactory): Promise<CallResult> {
+async function runTool(item: LoadedEntry, message: ToolInvoke, task: CallTask, signal: AbortSignal): Promise<CallResult> {
   const { entry } = item
   const about: Target = { target: 'tool', id: entry.id }
   const input = message.input
@@ -64,7 +62,7 @@ async function runTool(item: LoadedEntry, message: ToolInvoke, task: CallTask, s
     const issues = toIssues(item.validateInput.errors)
     return answer(errorMessage('input-validation-failed', validationText(`Input for tool "${entry.id}"`, issues), about, { issues }))
   }
-  const ctx = buildToolContext(entry, message.ctx, signal, task, files?.(entry, task, message.ctx, signal))
+  const ctx = buildToolContext(entry, message.ctx, signal, task, buildFiles(task, signal))
   let value: unknown
   try {
     value = await item.handler!(input, ctx)

@@ -6,13 +6,19 @@ import type { CallOutcome } from '../protocol/error-codes.js'
 import type { ResponseMessage, Target } from '../protocol/wire.js'
 import type { CallTask, RunnableEntry } from '../protocol/worker-messages.js'
 import type { CallTmp } from './call-tmp.js'
+import type { FileGrant, ToolFiles } from './tool-files.js'
 import type { GroupAnswer, RunningCall, WorkerGroup } from './group.js'
 
 const CPU_CHECK_MS = 20
 
 export type CallAnswer = { outcome: CallOutcome; body: string }
 
-export type CallLimits = { timeoutMs: number; callerGone: AbortSignal }
+export type CallLimits = {
+  timeoutMs: number
+  callerGone: AbortSignal
+  /** The call's toolFiles, used by the front on the handler's behalf until the call is answered. */
+  files?: FileGrant
+}
 
 export type Slot = {
   /** Runs the call on the slot; the slot frees itself when the worker does. */
@@ -39,7 +45,12 @@ function fromGroup(answer: GroupAnswer, entry: RunnableEntry, about: Target): Ca
   return encode(workerDied(about, answer.detail))
 }
 
-export function createDispatcher(groupOf: (entry: RunnableEntry) => WorkerGroup, cap: number, callTmp: CallTmp): Dispatcher {
+export function createDispatcher(
+  groupOf: (entry: RunnableEntry) => WorkerGroup,
+  cap: number,
+  callTmp: CallTmp,
+  toolFiles: ToolFiles,
+): Dispatcher {
   let taken = 0
   let idleWaiters: Array<() => void> = []
 
@@ -71,7 +82,14 @@ export function createDispatcher(groupOf: (entry: RunnableEntry) => WorkerGroup,
           if (tmpDir !== undefined) callTmp.remove(tmpDir)
           free()
         })
-        return race(running, entry, about, limits)
+        if (limits.files === undefined) return race(running, entry, about, limits)
+        // The file token is valid until the call's answer or deadline, whichever comes first.
+        const ended = new AbortController()
+        const revoke = toolFiles.grant(task.callId, limits.files, ended.signal)
+        const answer = await race(running, entry, about, limits)
+        ended.abort()
+        revoke()
+        return answer
       },
     }
   }

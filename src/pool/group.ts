@@ -2,6 +2,7 @@
 // under the same posture and limits, whatever keeps them (Piscina or single-use spares).
 import type { Worker } from 'node:worker_threads'
 import type { CallResult, CallTask, RunnableEntry } from '../protocol/worker-messages.js'
+import type { FileRequest } from './tool-files.js'
 
 export type ReplaceReason = 'deadline' | 'cancelled' | 'memory' | 'cpu' | 'crash' | 'strict' | 'context-isolated'
 
@@ -40,6 +41,8 @@ export type GroupOptions = {
   maxThreads: number
   abortChannel: string
   onReplaced(reason: ReplaceReason, id: string | undefined): void
+  /** A handler asked for ctx.files.store/read: the front makes the request. */
+  onFileRequest(request: FileRequest): void
 }
 
 export type EventLoopUtilization = ReturnType<Worker['performance']['eventLoopUtilization']>

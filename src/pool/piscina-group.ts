@@ -34,6 +34,7 @@ export function createPiscinaGroup(options: GroupOptions & { minThreads: number 
   const cpuLimited = new Set(options.entries.filter((e) => e.cpuMs !== undefined).map((e) => e.key))
   pool.on('message', (event: WorkerEvent) => {
     if (event?.type === 'kindgi-result') retiring.get(event.callId)?.(event.result)
+    if (event?.type === 'kindgi-files') options.onFileRequest(event)
     if (event?.type === 'kindgi-started' && cpuCalls.has(event.callId)) {
       const worker = pool.threads.find((t) => t.threadId === event.threadId)
       if (worker !== undefined) started.set(event.callId, { worker, baseline: worker.performance.eventLoopUtilization() })

@@ -5,6 +5,7 @@ import { randomUUID } from 'node:crypto'
 import type { Config } from '../config.js'
 import type { RunnableEntry } from '../protocol/worker-messages.js'
 import { createCallTmp } from './call-tmp.js'
+import { createToolFiles } from './tool-files.js'
 import { createDispatcher, type Dispatcher } from './dispatcher.js'
 import type { ReplaceReason, WorkerGroup } from './group.js'
 import { createPiscinaGroup } from './piscina-group.js'
@@ -32,6 +33,7 @@ export type PoolOptions = {
 
 export async function startPool(options: PoolOptions): Promise<PoolResult> {
   const abortChannel = `kindgi-pack-host-abort-${randomUUID()}`
+  const toolFiles = createToolFiles()
   const groups: WorkerGroup[] = []
   const byEntry = new Map<string, WorkerGroup>()
   for (const plan of planGroups(options.entries)) {
@@ -43,6 +45,7 @@ export async function startPool(options: PoolOptions): Promise<PoolResult> {
       maxThreads: options.config.maxConcurrency,
       abortChannel,
       onReplaced: options.onReplaced,
+      onFileRequest: toolFiles.handle,
     }
     const group =
       plan.posture === 'strict'
@@ -62,7 +65,7 @@ export async function startPool(options: PoolOptions): Promise<PoolResult> {
     await close()
     return { kind: 'error', problems }
   }
-  const dispatcher = createDispatcher((entry) => byEntry.get(entry.key) as WorkerGroup, options.config.maxConcurrency, callTmp)
+  const dispatcher = createDispatcher((entry) => byEntry.get(entry.key) as WorkerGroup, options.config.maxConcurrency, callTmp, toolFiles)
   return {
     kind: 'ok',
     pool: { dispatcher, workerCount: () => groups.reduce((n, g) => n + g.workerCount(), 0), close },

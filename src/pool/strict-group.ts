@@ -74,6 +74,7 @@ export function createStrictGroup(options: GroupOptions): WorkerGroup {
       let died: { reason: 'crash' | 'memory'; detail: string } | undefined
       worker.on('message', (event: WorkerEvent) => {
         if (event.type === 'kindgi-started') baseline = worker.performance.eventLoopUtilization()
+        if (event.type === 'kindgi-files') options.onFileRequest(event)
         if (event.type !== 'kindgi-result' || settled) return
         settled = true
         resolve({ kind: 'result', result: event.result })
