@@ -43,7 +43,6 @@ const SPAWN: Record<string, string[]> = {
   child_process: ['spawn', 'spawnSync', 'exec', 'execSync', 'execFile', 'execFileSync', 'fork'],
   worker_threads: ['Worker'],
 }
-const NETWORK_BINDINGS = new Set(['tcp_wrap', 'udp_wrap', 'pipe_wrap', 'stream_wrap', 'tls_wrap', 'cares_wrap', 'js_stream', 'spawn_sync', 'process_wrap'])
 
 function patch(table: Record<string, string[]>, deny: (what: string) => (...args: unknown[]) => never): void {
   for (const [name, fields] of Object.entries(table)) {
@@ -59,27 +58,32 @@ function replace(target: Record<string, unknown>, field: string, value: unknown)
   Object.defineProperty(target, field, { value, writable: true, configurable: true, enumerable: true })
 }
 
-function denyBindings(deny: (what: string) => (...args: unknown[]) => never): void {
-  const original = (process as unknown as { binding?: (name: string) => unknown }).binding
-  if (typeof original !== 'function') return
-  ;(process as unknown as { binding: (name: string) => unknown }).binding = (name: string) =>
-    NETWORK_BINDINGS.has(name) ? deny(`process.binding('${name}')`)() : original.call(process, name)
-}
-
 export function installNetworkGuard(): void {
   patch(NETWORK, networkDenied)
   patch(SPAWN, networkDenied)
   for (const name of ['fetch', 'WebSocket', 'EventSource']) {
     if (name in globalThis) Object.defineProperty(globalThis, name, { value: networkDenied(name), writable: false, configurable: false })
   }
-  denyBindings(networkDenied)
   syncBuiltinESMExports()
 }
 
 export function installSpawnGuard(): void {
   patch(SPAWN, spawnDenied)
-  denyBindings(spawnDenied)
   syncBuiltinESMExports()
+}
+
+/**
+ * process.binding hands out Node's raw internals, deprecated for years: misused (a wrong
+ * argument to the fs binding) it fails a native assertion that aborts the whole service,
+ * not just the worker. No pack needs it; every worker refuses it.
+ */
+export function installBindingGuard(): void {
+  const refuse = () => {
+    const err = new Error(`ERR_PACK_BINDING_DENIED: tool "${currentTool}" may not use process.binding`) as Denied
+    err.code = 'ERR_PACK_BINDING_DENIED'
+    throw err
+  }
+  Object.defineProperty(process, 'binding', { value: refuse, writable: false, configurable: false })
 }
 
 /** Pack code may signal processes it started, never the service (or the launcher above it). */

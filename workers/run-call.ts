@@ -8,6 +8,7 @@ import { parentPort, threadId } from 'node:worker_threads'
 import { forgetCall, registerCall } from './abort-registry.js'
 import { buildToolContext, isPauseRequest } from './context.js'
 import { buildFiles } from './files.js'
+import { setWritableFolder } from './fs-guard.js'
 import { setCurrentTarget } from './guards.js'
 import type { LoadedEntry } from './load-entries.js'
 import { overLimit, watchMemory } from './memory-watch.js'
@@ -23,6 +24,7 @@ export async function runCall(loaded: Map<string, LoadedEntry>, task: CallTask):
   }
   const { entry } = item
   setCurrentTarget(entry.id)
+  if (entry.posture === 'strict') setWritableFolder(entry.id, task.tmpDir)
   // The front measures a cpuMs budget on this worker's event loop from the moment it hears this.
   if (entry.cpuMs !== undefined) parentPort?.postMessage({ type: 'kindgi-started', callId: task.callId, threadId })
   const signal = registerCall(task.callId)

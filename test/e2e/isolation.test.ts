@@ -64,7 +64,8 @@ describe('under KINDGI_PACK_SANDBOX=strict the token is out of reach', () => {
   it('a handler writes in its own ctx.tmpDir, nowhere else, and the folder is gone after the call', async () => {
     const outside = join(mkdtempSync(join(tmpdir(), 'kph-escape-')), 'escaped.txt')
     const res = await invoke(host, 'write', { path: outside })
-    expect(res.body.output).toMatchObject({ inside: 'mine', outside: 'denied: ERR_ACCESS_DENIED' })
+    // The in-worker guard answers first (ERR_PACK_WRITE_DENIED); the permission model behind it answers ERR_ACCESS_DENIED.
+    expect(res.body.output).toMatchObject({ inside: 'mine', outside: expect.stringMatching(/^denied: (ERR_PACK_WRITE_DENIED|ERR_ACCESS_DENIED)$/) })
     expect(existsSync(outside)).toBe(false)
     await sleep(300)
     expect(existsSync(res.body.output.tmpDir)).toBe(false)
@@ -117,6 +118,20 @@ describe('under KINDGI_PACK_SANDBOX=strict a token file is out of reach too', ()
     })
     expect(await host.exited).toBe(1)
     expect(JSON.stringify(host.lines.find((l) => l.kind === 'config-invalid'))).toContain('mount the secret elsewhere')
+  })
+})
+
+describe('process.binding', () => {
+  it('is refused in every posture, so a misused internal binding cannot abort the whole service', async () => {
+    const host = await spawnHost({ index: HOSTILE })
+    try {
+      const res = await invoke(host, 'binding')
+      expect(res.body).toMatchObject({ code: 'handler-throw', toolId: 'binding' })
+      expect(res.body.message).toContain('ERR_PACK_BINDING_DENIED')
+      await servesNormally(host)
+    } finally {
+      await host.stop()
+    }
   })
 })
 

@@ -1,6 +1,8 @@
 // CONTRACT §6 postures on a service whose least posture is none: each tool's own sandbox
 // decides where it runs, and a worker never runs two calls at once.
-import { existsSync } from 'node:fs'
+import { existsSync, mkdtempSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { invoke, sleep, spawnHost, type Host } from '../helpers/host.js'
 
@@ -29,9 +31,12 @@ describe('context-isolated', () => {
 })
 
 describe('strict, as a tool\'s own posture', () => {
-  it('gives every call a fresh worker, its own tmpDir removed afterwards, and no process spawning', async () => {
-    const a = (await invoke(host, 'strict-probe')).body.output
-    const b = (await invoke(host, 'strict-probe')).body.output
+  it('gives every call a fresh worker, its own tmpDir removed afterwards, no writes elsewhere and no process spawning', async () => {
+    const outside = join(mkdtempSync(join(tmpdir(), 'kph-strict-')), 'escaped.txt')
+    const a = (await invoke(host, 'strict-probe', { outside })).body.output
+    const b = (await invoke(host, 'strict-probe', { outside })).body.output
+    expect(a.writes).toEqual({ inside: 'written', outside: 'ERR_PACK_WRITE_DENIED', outsidePromise: 'ERR_PACK_WRITE_DENIED' })
+    expect(existsSync(outside)).toBe(false)
     expect(a.calls).toBe(1)
     expect(b.calls).toBe(1)
     expect(a.tmpExists).toBe(true)
@@ -42,7 +47,8 @@ describe('strict, as a tool\'s own posture', () => {
     await host.waitFor('worker-replaced', (l) => l.reason === 'strict' && l.id === 'strict-probe@1.0.0')
   })
   it('serves concurrent strict calls, each in its own worker', async () => {
-    const results = await Promise.all(Array.from({ length: 4 }, () => invoke(host, 'strict-probe')))
+    const outside = join(tmpdir(), 'kph-never-written.txt')
+    const results = await Promise.all(Array.from({ length: 4 }, () => invoke(host, 'strict-probe', { outside })))
     for (const r of results) expect(r.body.output.calls).toBe(1)
     expect(new Set(results.map((r) => r.body.output.tmpDir)).size).toBe(4)
   })
