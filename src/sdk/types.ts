@@ -1,4 +1,6 @@
 // The types a pack author's handler and check see (CONTRACT §6–§7), exported by the package.
+import type { WireContext } from '../protocol/wire.js'
+
 export type JsonSchema = { [keyword: string]: unknown }
 
 export type CallLogger = Record<'debug' | 'info' | 'warn' | 'error', (message?: unknown, fields?: unknown) => void>
@@ -29,17 +31,8 @@ export type ToolFiles = {
   read?: (artifactId: string) => Promise<{ bytes: Uint8Array } | { notRead: string } | { busy: true }>
 }
 
-export type ToolContext = {
-  tenantId: string
-  runId: string
-  projectId?: string
-  orgId?: string
-  requestId?: string
-  idempotencyKey?: string
-  env?: Record<string, string>
-  settings?: Record<string, Record<string, unknown>>
-  waitToken?: { id: string; url: string }
-  config?: Record<string, unknown>
+/** The wire context (pack-protocol.md callContext) minus toolFiles, plus what the host adds. */
+export type ToolContext = Omit<WireContext, 'toolFiles' | 'secrets' | 'connections'> & {
   /** Non-enumerable: never shown by spreading or printing ctx. */
   readonly secrets?: Record<string, unknown>
   /** Non-enumerable: never shown by spreading or printing ctx. */
@@ -52,7 +45,6 @@ export type ToolContext = {
   /** strict posture: the call's own folder, removed after it. */
   tmpDir?: string
   files?: ToolFiles
-  [field: string]: unknown
 }
 
 export type CheckBindings = { abortSignal: AbortSignal }
