@@ -2,6 +2,7 @@
 // Every bad input is collected so the operator sees all of them in one config-invalid line.
 import { closeSync, readFileSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
+import { parseArgv, type Args } from './args.js'
 
 export const POSTURES = ['none', 'context-isolated', 'strict'] as const
 export type Posture = (typeof POSTURES)[number]
@@ -26,38 +27,8 @@ const FLAGS = ['index', 'module-root', 'host'] as const
 const SWITCHES = ['watch'] as const
 type Flag = (typeof FLAGS)[number]
 
-export function parseArgs(argv: string[]): { flags: Partial<Record<Flag, string>>; switches: Set<string>; problems: string[] } {
-  const flags: Partial<Record<Flag, string>> = {}
-  const switches = new Set<string>()
-  const problems: string[] = []
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i] as string
-    if (!arg.startsWith('--')) {
-      problems.push(`Unexpected argument "${arg}": use --index FILE, --module-root DIR, --host ADDR`)
-      continue
-    }
-    const eq = arg.indexOf('=')
-    const name = eq === -1 ? arg.slice(2) : arg.slice(2, eq)
-    if ((SWITCHES as readonly string[]).includes(name)) {
-      if (eq !== -1) problems.push(`--${name} takes no value`)
-      switches.add(name)
-      continue
-    }
-    if (!(FLAGS as readonly string[]).includes(name)) {
-      problems.push(`Unknown option --${name}: use --index FILE, --module-root DIR, --host ADDR, --watch`)
-      if (eq === -1 && i + 1 < argv.length && !(argv[i + 1] as string).startsWith('--')) i++ // its value, not a stray word
-      continue
-    }
-    let value: string | undefined
-    if (eq !== -1) value = arg.slice(eq + 1)
-    else if (i + 1 < argv.length && !(argv[i + 1] as string).startsWith('--')) value = argv[++i]
-    if (value === undefined || value === '') {
-      problems.push(`--${name} needs a value`)
-      continue
-    }
-    flags[name as Flag] = value
-  }
-  return { flags, switches, problems }
+export function parseArgs(argv: string[]): Args<Flag, (typeof SWITCHES)[number]> {
+  return parseArgv(argv, { flags: FLAGS, switches: SWITCHES, hint: 'use --index FILE, --module-root DIR, --host ADDR, --watch' })
 }
 
 function integerIn(raw: string, min: number, max: number): number | undefined {

@@ -5,6 +5,7 @@ type FetchCallback = Parameters<typeof serve>[0]['fetch']
 import type { Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { bootPack } from './boot.js'
+import { HELP, SUBCOMMANDS } from './cli/commands.js'
 import { loadConfig, type Config } from './config.js'
 import { createApp } from './http/app.js'
 import type { FrontState } from './http/front-state.js'
@@ -97,10 +98,18 @@ async function drain(state: FrontState, server: Server, log: Log): Promise<void>
 
 async function main(argv: string[]): Promise<void> {
   const [first, ...rest] = argv
+  if (first === '--help' || first === '-h' || first === 'help') return exitAfterOutput(0, `${HELP}\n`)
   if (first === undefined || first.startsWith('--')) return serveCommand(argv)
   if (first === 'serve') return serveCommand(rest)
-  process.stderr.write(`kindgi-pack-host: unknown command "${first}". Usage: kindgi-pack-host [serve] --index FILE [--module-root DIR] [--host ADDR]\n`)
+  const subcommand = SUBCOMMANDS[first]
+  if (subcommand !== undefined) return exitAfterOutput(await (await subcommand.load()).run(rest))
+  process.stderr.write(`kindgi-pack-host: unknown command "${first}". Usage: kindgi-pack-host [serve] --index FILE [--module-root DIR] [--host ADDR]; commands: ${Object.keys(SUBCOMMANDS).join(', ')} (see --help)\n`)
   process.exit(2)
+}
+
+/** Exits once stdout has taken everything: a script piping a subcommand's output gets all of it. */
+function exitAfterOutput(code: number, text = ''): void {
+  process.stdout.write(text, () => process.exit(code))
 }
 
 await main(process.argv.slice(2))
