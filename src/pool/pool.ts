@@ -13,6 +13,8 @@ import { createStrictGroup } from './strict-group.js'
 export type Pool = {
   dispatcher: Dispatcher
   workerCount(): number
+  /** Live workers by posture, for the workers gauge. */
+  workersByPosture(): Record<RunnableEntry['posture'], number>
   close(): Promise<void>
 }
 
@@ -32,6 +34,7 @@ export async function startPool(options: PoolOptions): Promise<PoolResult> {
   const abortChannel = `kindgi-pack-host-abort-${randomUUID()}`
   const groups: WorkerGroup[] = []
   const byEntry = new Map<string, WorkerGroup>()
+  const postureOf = new Map<WorkerGroup, RunnableEntry['posture']>()
   for (const plan of planGroups(options.entries)) {
     const common = {
       key: plan.key,
@@ -48,6 +51,7 @@ export async function startPool(options: PoolOptions): Promise<PoolResult> {
         ? createStrictGroup(common)
         : createPiscinaGroup({ ...common, minThreads: plan.posture === 'none' ? 2 : 1 })
     groups.push(group)
+    postureOf.set(group, plan.posture)
     for (const entry of plan.entries) byEntry.set(entry.key, group)
   }
 
@@ -60,9 +64,14 @@ export async function startPool(options: PoolOptions): Promise<PoolResult> {
     return { kind: 'error', problems }
   }
   const dispatcher = createDispatcher((entry) => byEntry.get(entry.key) as WorkerGroup, options.config.maxConcurrency)
+  const workersByPosture = () => {
+    const counts = { none: 0, 'context-isolated': 0, strict: 0 }
+    for (const [group, posture] of postureOf) counts[posture] += group.workerCount()
+    return counts
+  }
   return {
     kind: 'ok',
-    pool: { dispatcher, workerCount: () => groups.reduce((n, g) => n + g.workerCount(), 0), close },
+    pool: { dispatcher, workerCount: () => groups.reduce((n, g) => n + g.workerCount(), 0), workersByPosture, close },
   }
 }
 
