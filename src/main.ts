@@ -12,6 +12,7 @@ import { createInFlight } from './http/in-flight.js'
 import { createLog, type Log } from './log.js'
 import { createPrometheusMetrics, NO_METRICS, type Metrics } from './metrics.js'
 import { startMetricsServer } from './metrics-server.js'
+import { startReloading, type Reloader } from './reload.js'
 
 export const DRAIN_MS = 8_000
 
@@ -59,7 +60,8 @@ async function serveCommand(argv: string[]): Promise<void> {
   const server = await listen(front, config)
   const port = (server.address() as AddressInfo).port
   const index = booted.serving.pack.index
-  stop = () => drain(front, server, log)
+  const reloader = config.watch ? startReloading(front, config, log, metrics) : undefined
+  stop = () => drain(front, server, log, reloader)
   const metricsPort = metricsServer === undefined ? {} : { metricsPort: (metricsServer.address() as AddressInfo).port }
   log.info('listening', { port, packId: index.packId, artifactVersion: index.artifactVersion, ...metricsPort })
 }
@@ -85,8 +87,9 @@ function onSignals(handler: () => Promise<void>): void {
   process.on('SIGINT', once)
 }
 
-async function drain(state: FrontState, server: Server, log: Log): Promise<void> {
+async function drain(state: FrontState, server: Server, log: Log, reloader: Reloader | undefined): Promise<void> {
   log.info('draining')
+  reloader?.close()
   // Keep accepting while draining: probes and new invokes must get their 503, not a refused connection.
   state.draining = true
   let timer: NodeJS.Timeout | undefined
