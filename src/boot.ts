@@ -10,7 +10,13 @@ import { createServing, type Serving } from './serving.js'
 
 export type BootResult = { kind: 'ok'; serving: Serving } | { kind: 'error'; problems: string[] }
 
-export async function bootPack(config: Config, env: NodeJS.ProcessEnv, log: Log, metrics: Metrics = NO_METRICS): Promise<BootResult> {
+export async function bootPack(
+  config: Config,
+  env: NodeJS.ProcessEnv,
+  log: Log,
+  tmpRoot?: string,
+  metrics: Metrics = NO_METRICS,
+): Promise<BootResult> {
   const loaded = loadPackIndex(config.indexPath, config.moduleRoot, config.sandbox)
   if (loaded.kind === 'error') return loaded
   const { pack } = loaded
@@ -18,6 +24,7 @@ export async function bootPack(config: Config, env: NodeJS.ProcessEnv, log: Log,
     entries: pack.entries,
     env: workerEnv(env, pack.index, config.envFilter),
     config,
+    tmpRoot,
     onReplaced: (reason, id) => {
       log.warn('worker-replaced', id === undefined ? { reason } : { reason, id })
       metrics.workerReplaced(reason)

@@ -9,6 +9,7 @@ import { loadConfig, type Config } from './config.js'
 import { createApp } from './http/app.js'
 import type { FrontState } from './http/front-state.js'
 import { createInFlight } from './http/in-flight.js'
+import { relaunch, runsUnderPermissionModel, TMP_ROOT_VAR, TOKEN_FD_VAR, tokenFileProblem } from './launcher.js'
 import { createLog, type Log } from './log.js'
 import { createPrometheusMetrics, NO_METRICS, type Metrics } from './metrics.js'
 import { startMetricsServer } from './metrics-server.js'
@@ -24,9 +25,20 @@ async function serveCommand(argv: string[]): Promise<void> {
     process.exit(1)
   }
   const config = loaded.config
+  if (config.sandbox === 'strict' && !runsUnderPermissionModel()) {
+    const exposed = tokenFileProblem(config, process.env.KINDGI_PACK_SERVICE_TOKEN_FILE)
+    if (exposed !== undefined) {
+      log.error('config-invalid', { problems: [exposed] })
+      process.exit(1)
+    }
+    process.exit(await relaunch(config, argv, process.env))
+  }
   // Pack code must never see the token: drop it before any worker starts.
   delete process.env.KINDGI_PACK_SERVICE_TOKEN
   delete process.env.KINDGI_PACK_SERVICE_TOKEN_FILE
+  delete process.env[TOKEN_FD_VAR]
+  const tmpRoot = process.env[TMP_ROOT_VAR]
+  delete process.env[TMP_ROOT_VAR]
 
   // Signals are handled from here on: one that arrives while the pack loads stops the boot.
   let stop: () => Promise<void> = async () => {
@@ -47,7 +59,7 @@ async function serveCommand(argv: string[]): Promise<void> {
         })
   const metrics: Metrics = prometheus ?? NO_METRICS
 
-  const booted = await bootPack(config, process.env, log, metrics)
+  const booted = await bootPack(config, process.env, log, tmpRoot, metrics)
   if (booted.kind === 'error') {
     log.error('boot-failed', { problems: booted.problems })
     process.exit(1)
@@ -60,7 +72,7 @@ async function serveCommand(argv: string[]): Promise<void> {
   const server = await listen(front, config)
   const port = (server.address() as AddressInfo).port
   const index = booted.serving.pack.index
-  const reloader = config.watch ? startReloading(front, config, log, metrics) : undefined
+  const reloader = config.watch ? startReloading(front, config, log, { tmpRoot, metrics }) : undefined
   stop = () => drain(front, server, log, reloader)
   const metricsPort = metricsServer === undefined ? {} : { metricsPort: (metricsServer.address() as AddressInfo).port }
   log.info('listening', { port, packId: index.packId, artifactVersion: index.artifactVersion, ...metricsPort })

@@ -80,6 +80,16 @@ export function createPrometheusMetrics(sources: MetricsSources): PrometheusMetr
       for (const posture of POSTURES) this.set({ posture }, counts[posture] ?? 0)
     },
   })
+  // prom-client's process_resident_memory_bytes reads /proc, which the permission model
+  // closes under strict (it then reads 0); libuv's RSS works in every posture.
+  new Gauge({
+    name: 'kindgi_pack_resident_memory_bytes',
+    help: 'Resident set size of the serving process, in bytes (workers included: they are threads)',
+    registers: [registry],
+    collect() {
+      this.set(process.memoryUsage.rss())
+    },
+  })
   return {
     registry,
     callFinished(call) {

@@ -24,7 +24,10 @@ function fingerprint(indexPath: string): { hash: string; key: string } {
   }
 }
 
-export function startReloading(state: FrontState, config: Config, log: Log, metrics: Metrics): Reloader {
+/** What every boot of this process shares: the strict call folders' root and the metrics. */
+export type BootContext = { tmpRoot: string | undefined; metrics: Metrics }
+
+export function startReloading(state: FrontState, config: Config, log: Log, boot: BootContext): Reloader {
   let closed = false
   let running = false
   let pending = false
@@ -36,7 +39,7 @@ export function startReloading(state: FrontState, config: Config, log: Log, metr
     // Both watch sources report one save, and editors write the same bytes again: boot once.
     if (seen.key === lastKey) return
     lastKey = seen.key
-    const booted = await bootPack(config, process.env, log, metrics)
+    const booted = await bootPack(config, process.env, log, boot.tmpRoot, boot.metrics)
     if (booted.kind === 'error') {
       log.error('boot-failed', { problems: booted.problems, reload: true })
       return

@@ -1,5 +1,5 @@
 // The Piscina task module: a warm worker that serves one call at a time, again and again.
-// A call that must not leave its worker reusable (context-isolated after a failure) posts
+// A call that must not leave its worker reusable (context-isolated after a failure, memMB) posts
 // its answer beside the task and never settles it, so Piscina cannot hand the worker a new
 // call before the front terminates it.
 import { parentPort } from 'node:worker_threads'
@@ -12,7 +12,7 @@ const loaded = await startWorker()
 export default async function task(task: WorkerTask): Promise<CallResult | ProbeResult> {
   if (task.type === 'probe') return { problems: loaded.problems }
   const result = await runCall(loaded.entries, task)
-  if (result.retire !== true) return result
+  if (result.retire === undefined) return result
   const event: WorkerEvent = { type: 'kindgi-result', callId: task.callId, result }
   parentPort!.postMessage(event)
   return new Promise<never>(() => {})

@@ -5,7 +5,9 @@ import type { HttpBindings } from '@hono/node-server'
 import type { Context } from 'hono'
 import type { CallOutcome } from '../protocol/error-codes.js'
 import { parseRequest } from '../protocol/parse.js'
-import type { Target } from '../protocol/wire.js'
+import type { RequestMessage, Target } from '../protocol/wire.js'
+import type { RunnableEntry } from '../protocol/worker-messages.js'
+import type { FileGrant } from '../pool/tool-files.js'
 import { resolveEntry, servesId, type Serving } from '../serving.js'
 import { callFields, callLine, type CallFields } from './call-line.js'
 import { notReady, refusalReason, type FrontState } from './front-state.js'
@@ -99,6 +101,7 @@ export async function invoke(c: Ctx, state: FrontState, options: InvokeOptions):
     return answer(JSON.stringify(resolved.error))
   }
 
+  const { body: workerBody, files, grant } = toolFilesOf(message, resolved.entry, body.text)
   const gone = new AbortController()
   const onClose = () => {
     if (!outgoing.writableEnded) gone.abort()
@@ -111,14 +114,34 @@ export async function invoke(c: Ctx, state: FrontState, options: InvokeOptions):
       type: 'call',
       callId,
       key: resolved.entry.key,
-      body: body.text,
+      body: workerBody,
       ids: { tenantId: fields.tenantId, runId: fields.runId, requestId: fields.requestId, traceId: fields.traceId },
+      ...(files !== undefined ? { files } : {}),
     },
-    { timeoutMs: timeoutOf(headers['kindgi-timeout-ms']), callerGone: gone.signal },
+    { timeoutMs: timeoutOf(headers['kindgi-timeout-ms']), callerGone: gone.signal, ...(grant !== undefined ? { files: grant } : {}) },
   )
   outgoing.off('close', onClose)
   log(parsed.about, result.outcome, fields)
   return answer(result.body)
+}
+
+/**
+ * toolFiles never reaches pack code (CONTRACT §7): the worker gets the message without it,
+ * and which of files.store/read the handler may use; the front keeps the URL and token.
+ */
+function toolFilesOf(
+  message: RequestMessage,
+  entry: RunnableEntry,
+  raw: string,
+): { body: string; files?: { store: boolean; read: boolean }; grant?: FileGrant } {
+  if (message.kind !== 'invoke' || message.ctx.toolFiles === undefined) return { body: raw }
+  const { toolFiles, ...ctx } = message.ctx
+  const body = JSON.stringify({ ...message, ctx })
+  const store = entry.storesFiles && typeof ctx.idempotencyKey === 'string'
+  const read = entry.readsFiles
+  const valid = typeof toolFiles === 'object' && toolFiles !== null && typeof toolFiles.url === 'string' && typeof toolFiles.token === 'string'
+  if (!valid || (!store && !read)) return { body }
+  return { body, files: { store, read }, grant: { url: toolFiles.url, token: toolFiles.token } }
 }
 
 function tooLarge(c: Ctx): Response {

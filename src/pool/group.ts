@@ -1,6 +1,8 @@
 // The one interface the dispatcher sees for a set of workers that run the same entries
 // under the same posture and limits, whatever keeps them (Piscina or single-use spares).
+import type { Worker } from 'node:worker_threads'
 import type { CallResult, CallTask, RunnableEntry } from '../protocol/worker-messages.js'
+import type { FileRequest } from './tool-files.js'
 
 export type ReplaceReason = 'deadline' | 'cancelled' | 'memory' | 'cpu' | 'crash' | 'strict' | 'context-isolated'
 
@@ -17,8 +19,8 @@ export type RunningCall = {
   freed: Promise<void>
   /** Fires the call's abortSignal and terminates the worker if it has not settled after the grace. */
   stop(reason: StopReason): void
-  /** The worker's thread id once known (for CPU accounting). */
-  threadId(): Promise<number | undefined>
+  /** Milliseconds the worker's event loop has been busy on this call, once the worker said it started. */
+  busyMs(): number | undefined
 }
 
 export type WorkerGroup = {
@@ -38,8 +40,21 @@ export type GroupOptions = {
   memMB: number | undefined
   maxThreads: number
   abortChannel: string
-  execArgv: string[]
   onReplaced(reason: ReplaceReason, id: string | undefined): void
+  /** A handler asked for ctx.files.store/read: the front makes the request. */
+  onFileRequest(request: FileRequest): void
+}
+
+export type EventLoopUtilization = ReturnType<Worker['performance']['eventLoopUtilization']>
+
+/** Busy time of a worker since a baseline, read from this thread (CONTRACT §6 cpuMs). */
+export function busySince(worker: Worker, baseline: EventLoopUtilization): number {
+  return worker.performance.eventLoopUtilization(baseline).active
+}
+
+/** The reason a worker retired by a call is replaced. */
+export function retireReason(retire: 'failed' | 'memory'): ReplaceReason {
+  return retire === 'memory' ? 'memory' : 'context-isolated'
 }
 
 /** How long a handler may take to settle after its abortSignal fired before its worker is terminated. */

@@ -4,6 +4,8 @@
 import { randomUUID } from 'node:crypto'
 import type { Config } from '../config.js'
 import type { RunnableEntry } from '../protocol/worker-messages.js'
+import { createCallTmp } from './call-tmp.js'
+import { createToolFiles } from './tool-files.js'
 import { createDispatcher, type Dispatcher } from './dispatcher.js'
 import type { ReplaceReason, WorkerGroup } from './group.js'
 import { createPiscinaGroup } from './piscina-group.js'
@@ -24,14 +26,16 @@ export type PoolOptions = {
   entries: RunnableEntry[]
   env: Record<string, string>
   config: Pick<Config, 'maxConcurrency'>
-  execArgv?: string[]
   onReplaced(reason: ReplaceReason, id: string | undefined): void
   /** How long module loading may take before boot gives up. */
   bootTimeoutMs?: number
+  /** Where strict calls get their ctx.tmpDir (set by the launcher under the permission model). */
+  tmpRoot?: string
 }
 
 export async function startPool(options: PoolOptions): Promise<PoolResult> {
   const abortChannel = `kindgi-pack-host-abort-${randomUUID()}`
+  const toolFiles = createToolFiles()
   const groups: WorkerGroup[] = []
   const byEntry = new Map<string, WorkerGroup>()
   const postureOf = new Map<WorkerGroup, RunnableEntry['posture']>()
@@ -43,8 +47,8 @@ export async function startPool(options: PoolOptions): Promise<PoolResult> {
       memMB: plan.memMB,
       maxThreads: options.config.maxConcurrency,
       abortChannel,
-      execArgv: options.execArgv ?? [],
       onReplaced: options.onReplaced,
+      onFileRequest: toolFiles.handle,
     }
     const group =
       plan.posture === 'strict'
@@ -56,14 +60,16 @@ export async function startPool(options: PoolOptions): Promise<PoolResult> {
   }
 
   const problems = await probeAll(groups, options.bootTimeoutMs ?? 30_000)
+  const callTmp = createCallTmp(options.tmpRoot)
   const close = async () => {
     await Promise.all(groups.map((g) => g.close()))
+    callTmp.close()
   }
   if (problems.length > 0) {
     await close()
     return { kind: 'error', problems }
   }
-  const dispatcher = createDispatcher((entry) => byEntry.get(entry.key) as WorkerGroup, options.config.maxConcurrency)
+  const dispatcher = createDispatcher((entry) => byEntry.get(entry.key) as WorkerGroup, options.config.maxConcurrency, callTmp, toolFiles)
   const workersByPosture = () => {
     const counts = { none: 0, 'context-isolated': 0, strict: 0 }
     for (const [group, posture] of postureOf) counts[posture] += group.workerCount()

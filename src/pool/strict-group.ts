@@ -5,8 +5,8 @@ import { fileURLToPath } from 'node:url'
 import { Worker } from 'node:worker_threads'
 import type { CallTask, WorkerEvent } from '../protocol/worker-messages.js'
 import {
-  ABORT_GRACE_MS, describeDeath, resourceLimits,
-  type GroupAnswer, type GroupOptions, type RunningCall, type StopReason, type WorkerGroup,
+  ABORT_GRACE_MS, busySince, describeDeath, resourceLimits,
+  type EventLoopUtilization, type GroupAnswer, type GroupOptions, type RunningCall, type StopReason, type WorkerGroup,
 } from './group.js'
 import { spareTarget } from './spare-sizing.js'
 
@@ -26,7 +26,6 @@ export function createStrictGroup(options: GroupOptions): WorkerGroup {
     const worker = new Worker(SINGLE_USE_WORKER, {
       workerData: { groupKey: options.key, entries: options.entries, abortChannel: options.abortChannel },
       env: options.env,
-      execArgv: options.execArgv,
       resourceLimits: resourceLimits(options.memMB),
     })
     live.add(worker)
@@ -59,7 +58,8 @@ export function createStrictGroup(options: GroupOptions): WorkerGroup {
     const { worker } = spare
     const id = task.key.slice(task.key.indexOf(':') + 1)
     let settled = false
-    let terminatedFor: StopReason | 'strict' | undefined
+    let terminatedFor: StopReason | 'strict' | 'memory' | undefined
+    let baseline: EventLoopUtilization | undefined
     const freed = new Promise<void>((resolve) => {
       if (!live.has(worker)) resolve()
       else worker.once('exit', () => resolve())
@@ -73,10 +73,12 @@ export function createStrictGroup(options: GroupOptions): WorkerGroup {
       }
       let died: { reason: 'crash' | 'memory'; detail: string } | undefined
       worker.on('message', (event: WorkerEvent) => {
+        if (event.type === 'kindgi-started') baseline = worker.performance.eventLoopUtilization()
+        if (event.type === 'kindgi-files') options.onFileRequest(event)
         if (event.type !== 'kindgi-result' || settled) return
         settled = true
         resolve({ kind: 'result', result: event.result })
-        terminatedFor = 'strict'
+        terminatedFor = event.result.retire === 'memory' ? 'memory' : 'strict'
         void worker.terminate()
       })
       worker.once('error', (err) => {
@@ -115,7 +117,8 @@ export function createStrictGroup(options: GroupOptions): WorkerGroup {
       }, reason === 'cpu' ? 0 : ABORT_GRACE_MS)
       void freed.then(() => clearTimeout(grace))
     }
-    return { answer, freed, stop, threadId: async () => worker.threadId }
+    const busyMs = () => (baseline === undefined ? undefined : busySince(worker, baseline))
+    return { answer, freed, stop, busyMs }
   }
 
   return {

@@ -70,6 +70,8 @@ describe('the image command with the image environment', () => {
     expect(workers('strict')).toBeGreaterThan(0)
     expect(workers('none')).toBe(0)
     expect(workers('context-isolated')).toBe(0)
+    // /proc is closed to the served process under strict: the RSS gauge must not read it.
+    expect(Number(/^kindgi_pack_resident_memory_bytes (\d+)$/m.exec(text)?.[1])).toBeGreaterThan(0)
   })
 })
 

@@ -16,11 +16,11 @@ afterEach(async () => {
 })
 
 /** A fresh copy of the reload pack and a host serving it with --watch. */
-async function watched(): Promise<{ host: Host; dir: string; index: string }> {
+async function watched(env: Record<string, string> = {}): Promise<{ host: Host; dir: string; index: string }> {
   const dir = mkdtempSync(join(tmpdir(), 'kph-watch-'))
   cpSync(join(FIXTURES, 'reload-pack'), dir, { recursive: true })
   const index = join(dir, 'index.json')
-  host = await spawnHost({ args: ['--index', index, '--host', '127.0.0.1', '--watch'] })
+  host = await spawnHost({ args: ['--index', index, '--host', '127.0.0.1', '--watch'], env })
   return { host, dir, index }
 }
 
@@ -69,6 +69,19 @@ describe('a changed index is served once every module has loaded', () => {
     writeFileSync(index, JSON.stringify(parsed))
     await host.waitFor('reloaded', (l) => l.artifactVersion === 'in-place')
     expect((await invoke(host, 'echo', { x: 1 })).headers.get('kindgi-artifact-version')).toBe('in-place')
+  })
+})
+
+describe('under KINDGI_PACK_SANDBOX=strict, as docker compose runs it', () => {
+  it('the served process (under the permission model) still sees the change and reloads', async () => {
+    const { host, index } = await watched({ KINDGI_PACK_SANDBOX: 'strict' })
+    save(index, (i) => {
+      i.artifactVersion = 'strict-2'
+    })
+    await host.waitFor('reloaded', (l) => l.artifactVersion === 'strict-2')
+    const answer = await invoke(host, 'echo', { z: 1 })
+    expect(answer.body).toEqual({ v: 2, kind: 'result', output: { z: 1 } })
+    expect(answer.headers.get('kindgi-artifact-version')).toBe('strict-2')
   })
 })
 

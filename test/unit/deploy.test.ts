@@ -78,6 +78,7 @@ describe('the Dockerfile', () => {
 
   it('defaults to the strict posture, /app/index.json inside /app/pack, TMPDIR on /tmp and a token file', () => {
     expect(IMAGE_ENV).toMatchObject({ KINDGI_PACK_SANDBOX: 'strict', KINDGI_PACK_INDEX: '/app/index.json', TMPDIR: '/tmp', NODE_ENV: 'production' })
+    // Outside /app (host and pack): under strict the host refuses a token file pack code could read.
     expect(TOKEN_FILE).toMatch(/^\/run\/secrets\/.+/)
     expect(IMAGE_ENV).not.toHaveProperty('KINDGI_PACK_SERVICE_TOKEN')
     expect(dockerfile.all('WORKDIR').at(-1)?.args).toBe('/app')

@@ -47,6 +47,7 @@ describe('gauges are read at scrape time', () => {
     expect(sample(text, 'kindgi_pack_calls_in_flight')).toBe(0)
     expect(sample(text, 'kindgi_pack_workers{posture="none"}')).toBe(0)
     expect(sample(text, 'kindgi_pack_workers{posture="context-isolated"}')).toBe(4)
+    expect(sample(text, 'kindgi_pack_resident_memory_bytes')).toBeGreaterThan(0)
   })
 })
 
