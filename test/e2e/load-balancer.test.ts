@@ -84,7 +84,7 @@ async function callLines(h: Host): Promise<Array<Record<string, unknown>>> {
   return h.lines.filter((l) => l.kind === 'call' && l.runId !== marker && typeof l.runId === 'string' && l.runId.startsWith('via-lb'))
 }
 
-type Answered = { status: number; body: any }
+type Answered = { status: number; headers: Record<string, string | string[] | undefined>; body: any }
 
 /**
  * One POST on a fresh connection, with node:http rather than fetch: the Fetch standard has
@@ -111,7 +111,7 @@ function post(url: string, message: unknown, headers: Record<string, string>): P
         } catch {
           // an nginx error page: keep the text
         }
-        resolve({ status: res.statusCode ?? 0, body: parsed })
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, body: parsed })
       })
     })
     req.end(body)
@@ -153,6 +153,18 @@ describe.skipIf(skip)('a 503 is retried on another replica', () => {
     const metricsPort = notReady.lines.find((l) => l.kind === 'listening')!.metricsPort
     const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text()
     expect(Number(/^kindgi_pack_invokes_refused_total\{reason="missing-env"\} (\d+)$/m.exec(text)?.[1])).toBeGreaterThanOrEqual(1)
+  })
+})
+
+describe.skipIf(skip)('when every replica answers 503', () => {
+  it('the caller gets a 503 from a replica (with Retry-After), never a 502 from nginx', async () => {
+    const a = await host({ FIXTURE_REQUIRED: undefined })
+    const b = await host({ FIXTURE_REQUIRED: undefined })
+    const lb = await startNginx([a.port, b.port])
+    const answers = await viaLb(lb, 4, 'all-down')
+    expect(answers.map((x) => x.status)).toEqual([503, 503, 503, 503])
+    expect(answers.map((x) => x.body)).toEqual(Array(4).fill({ error: 'missing env', missingEnv: ['FIXTURE_REQUIRED'] }))
+    expect(answers.map((x) => x.headers['retry-after'])).toEqual(['1', '1', '1', '1'])
   })
 })
 

@@ -189,6 +189,9 @@ describe('the nginx load balancer', () => {
     const directives = [...conf.matchAll(/^\s*proxy_next_upstream\s+([^;]+);/gm)].map((m) => m[1]!.trim().split(/\s+/))
     expect(directives).toEqual([['http_503', 'non_idempotent']])
   })
+  it('never marks a replica down, so a caller gets a replica\'s 503 rather than nginx\'s own 502', () => {
+    expect(conf).toMatch(/^\s*server replica:\d+ max_fails=0;$/m)
+  })
   it('sends to the replicas\' container port and lets the host answer 413 itself', () => {
     expect(conf).toMatch(new RegExp(`^\\s*server replica:${IMAGE_PORT}\\b`, 'm'))
     const size = /client_max_body_size\s+(\d+)m;/.exec(conf)
