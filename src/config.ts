@@ -19,6 +19,8 @@ export type Config = {
   envFilter: boolean
   sandbox: Posture
   watch: boolean
+  /** Port of the separate Prometheus /metrics server; undefined when metrics are off. */
+  metricsPort: number | undefined
 }
 
 export type ConfigResult = { kind: 'ok'; config: Config } | { kind: 'error'; problems: string[] }
@@ -102,6 +104,15 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv): ConfigResult
     else port = p
   }
 
+  let metricsPort: number | undefined
+  const rawMetrics = env.KINDGI_PACK_METRICS_PORT
+  if (rawMetrics !== undefined && rawMetrics !== '') {
+    metricsPort = integerIn(rawMetrics, 0, 65535)
+    if (metricsPort === undefined) problems.push(`KINDGI_PACK_METRICS_PORT must be an integer from 0 to 65535, not "${rawMetrics}"`)
+    // Two servers cannot share a fixed port; 0 twice is fine (each gets its own free one).
+    else if (metricsPort !== 0 && metricsPort === port) problems.push(`KINDGI_PACK_METRICS_PORT must differ from PORT (both ${port})`)
+  }
+
   let maxConcurrency = 32
   const rawCap = env.KINDGI_PACK_SERVICE_MAX_CONCURRENCY
   if (rawCap !== undefined && rawCap !== '') {
@@ -141,6 +152,7 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv): ConfigResult
       envFilter: envFilter === 'on',
       sandbox: sandbox as Posture,
       watch: switches.has('watch'),
+      metricsPort,
     },
   }
 }

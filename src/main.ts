@@ -12,6 +12,9 @@ import type { FrontState } from './http/front-state.js'
 import { createInFlight } from './http/in-flight.js'
 import { relaunch, runsUnderPermissionModel, TMP_ROOT_VAR, TOKEN_FD_VAR, tokenFileProblem } from './launcher.js'
 import { createLog, type Log } from './log.js'
+import { createPrometheusMetrics, NO_METRICS, type Metrics } from './metrics.js'
+import { startMetricsServer } from './metrics-server.js'
+import { startReloading, type Reloader } from './reload.js'
 
 export const DRAIN_MS = 8_000
 
@@ -45,19 +48,35 @@ async function serveCommand(argv: string[]): Promise<void> {
   }
   onSignals(() => stop())
 
-  const booted = await bootPack(config, process.env, log, tmpRoot)
+  // Metrics exist before the boot so worker replacements during it are counted; the gauges
+  // read `state`, which exists before anyone can scrape.
+  let state: FrontState | undefined
+  const prometheus =
+    config.metricsPort === undefined
+      ? undefined
+      : createPrometheusMetrics({
+          callsInFlight: () => state?.inFlight.count() ?? 0,
+          workersByPosture: () => state?.serving?.pool.workersByPosture() ?? {},
+        })
+  const metrics: Metrics = prometheus ?? NO_METRICS
+
+  const booted = await bootPack(config, process.env, log, tmpRoot, metrics)
   if (booted.kind === 'error') {
     log.error('boot-failed', { problems: booted.problems })
     process.exit(1)
   }
-  const state: FrontState = { serving: booted.serving, draining: false, config, log, inFlight: createInFlight() }
+  const front: FrontState = { serving: booted.serving, draining: false, config, log, inFlight: createInFlight(), metrics }
+  state = front
   if (booted.serving.missingEnv.length > 0) log.warn('missing-env', { check: config.envCheck, names: booted.serving.missingEnv })
 
-  const server = await listen(state, config)
+  const metricsServer = prometheus === undefined ? undefined : await startMetricsServer(prometheus.registry, config.host, config.metricsPort as number)
+  const server = await listen(front, config)
   const port = (server.address() as AddressInfo).port
   const index = booted.serving.pack.index
-  stop = () => drain(state, server, log)
-  log.info('listening', { port, packId: index.packId, artifactVersion: index.artifactVersion })
+  const reloader = config.watch ? startReloading(front, config, log, { tmpRoot, metrics }) : undefined
+  stop = () => drain(front, server, log, reloader)
+  const metricsPort = metricsServer === undefined ? {} : { metricsPort: (metricsServer.address() as AddressInfo).port }
+  log.info('listening', { port, packId: index.packId, artifactVersion: index.artifactVersion, ...metricsPort })
 }
 
 function listen(state: FrontState, config: Config): Promise<Server> {
@@ -81,8 +100,9 @@ function onSignals(handler: () => Promise<void>): void {
   process.on('SIGINT', once)
 }
 
-async function drain(state: FrontState, server: Server, log: Log): Promise<void> {
+async function drain(state: FrontState, server: Server, log: Log, reloader: Reloader | undefined): Promise<void> {
   log.info('draining')
+  reloader?.close()
   // Keep accepting while draining: probes and new invokes must get their 503, not a refused connection.
   state.draining = true
   let timer: NodeJS.Timeout | undefined

@@ -109,6 +109,7 @@ async function bootModules(indexPath: string, moduleRoot: string): Promise<strin
     envFilter: true,
     sandbox: 'none',
     watch: false,
+    metricsPort: undefined,
   }
   const restore = stdoutToStderr()
   try {

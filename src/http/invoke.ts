@@ -8,9 +8,9 @@ import { parseRequest } from '../protocol/parse.js'
 import type { RequestMessage, Target } from '../protocol/wire.js'
 import type { RunnableEntry } from '../protocol/worker-messages.js'
 import type { FileGrant } from '../pool/tool-files.js'
-import { resolveEntry, type Serving } from '../serving.js'
+import { resolveEntry, servesId, type Serving } from '../serving.js'
 import { callFields, callLine, type CallFields } from './call-line.js'
-import { notReady, type FrontState } from './front-state.js'
+import { notReady, refusalReason, type FrontState } from './front-state.js'
 import { tenantMismatch } from './guards.js'
 import { BODY_LIMIT, readBody } from './read-body.js'
 
@@ -42,14 +42,20 @@ export async function invoke(c: Ctx, state: FrontState, options: InvokeOptions):
   const headers = incoming.headers
 
   const refusal = notReady(state)
-  if (refusal !== undefined) return c.json(refusal, 503, RETRY)
+  if (refusal !== undefined) {
+    state.metrics.refused(refusalReason(refusal))
+    return c.json(refusal, 503, RETRY)
+  }
   const serving = state.serving as Serving
   if (!isJson(headers['content-type'])) return c.json({ error: 'Content-Type must be application/json' }, 415)
   const declared = headers['content-length']
   if (declared !== undefined && Number(declared) > BODY_LIMIT) return tooLarge(c)
 
   const slot = serving.pool.dispatcher.admit()
-  if (slot === undefined) return c.json({ error: 'overloaded' }, 503, RETRY)
+  if (slot === undefined) {
+    state.metrics.refused('overloaded')
+    return c.json({ error: 'overloaded' }, 503, RETRY)
+  }
 
   const body = await readBody(incoming, BODY_LIMIT, options.bodyTimeoutMs)
   if (body.kind !== 'ok') {
@@ -60,8 +66,12 @@ export async function invoke(c: Ctx, state: FrontState, options: InvokeOptions):
   }
 
   const pack = serving.pack.index
-  const log = (about: Target | undefined, outcome: CallOutcome, fields: CallFields) =>
-    state.log.info('call', callLine(about, outcome, startedAt, fields, pack))
+  const log = (about: Target | undefined, outcome: CallOutcome, fields: CallFields) => {
+    const line = callLine(about, outcome, startedAt, fields, pack)
+    state.log.info('call', line)
+    const id = about !== undefined && servesId(serving, about) ? about.id : undefined
+    state.metrics.callFinished({ target: about?.target, id, outcome, durationMs: line.durationMs as number })
+  }
   const answer = (bodyText: string) =>
     c.body(bodyText, 200, {
       'Content-Type': 'application/json',

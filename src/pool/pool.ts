@@ -15,6 +15,8 @@ import { createStrictGroup } from './strict-group.js'
 export type Pool = {
   dispatcher: Dispatcher
   workerCount(): number
+  /** Live workers by posture, for the workers gauge. */
+  workersByPosture(): Record<RunnableEntry['posture'], number>
   close(): Promise<void>
 }
 
@@ -36,6 +38,7 @@ export async function startPool(options: PoolOptions): Promise<PoolResult> {
   const toolFiles = createToolFiles()
   const groups: WorkerGroup[] = []
   const byEntry = new Map<string, WorkerGroup>()
+  const postureOf = new Map<WorkerGroup, RunnableEntry['posture']>()
   for (const plan of planGroups(options.entries)) {
     const common = {
       key: plan.key,
@@ -52,6 +55,7 @@ export async function startPool(options: PoolOptions): Promise<PoolResult> {
         ? createStrictGroup(common)
         : createPiscinaGroup({ ...common, minThreads: plan.posture === 'none' ? 2 : 1 })
     groups.push(group)
+    postureOf.set(group, plan.posture)
     for (const entry of plan.entries) byEntry.set(entry.key, group)
   }
 
@@ -66,9 +70,14 @@ export async function startPool(options: PoolOptions): Promise<PoolResult> {
     return { kind: 'error', problems }
   }
   const dispatcher = createDispatcher((entry) => byEntry.get(entry.key) as WorkerGroup, options.config.maxConcurrency, callTmp, toolFiles)
+  const workersByPosture = () => {
+    const counts = { none: 0, 'context-isolated': 0, strict: 0 }
+    for (const [group, posture] of postureOf) counts[posture] += group.workerCount()
+    return counts
+  }
   return {
     kind: 'ok',
-    pool: { dispatcher, workerCount: () => groups.reduce((n, g) => n + g.workerCount(), 0), close },
+    pool: { dispatcher, workerCount: () => groups.reduce((n, g) => n + g.workerCount(), 0), workersByPosture, close },
   }
 }
 
