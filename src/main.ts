@@ -69,8 +69,16 @@ async function serveCommand(argv: string[]): Promise<void> {
   state = front
   if (booted.serving.missingEnv.length > 0) log.warn('missing-env', { check: config.envCheck, names: booted.serving.missingEnv })
 
-  const metricsServer = prometheus === undefined ? undefined : await startMetricsServer(prometheus.registry, config.host, config.metricsPort as number)
-  const server = await listen(front, config)
+  let metricsServer: Server | undefined
+  let server: Server
+  try {
+    metricsServer = prometheus === undefined ? undefined : await startMetricsServer(prometheus.registry, config.host, config.metricsPort as number)
+    server = await listen(front, config)
+  } catch (err) {
+    // A port in use is an operator's problem to fix: say which, as a line, not a stack trace.
+    log.error('boot-failed', { problems: [`Cannot listen: ${(err as Error).message}`] })
+    process.exit(1)
+  }
   const port = (server.address() as AddressInfo).port
   const index = booted.serving.pack.index
   const reloader = config.watch ? startReloading(front, config, log, { tmpRoot, metrics }) : undefined
