@@ -1,6 +1,7 @@
 // Reads the command line and the environment once, at start, into a typed Config.
 // Every bad input is collected so the operator sees all of them in one config-invalid line.
 import { closeSync, readFileSync } from 'node:fs'
+import { availableParallelism } from 'node:os'
 import { dirname, resolve } from 'node:path'
 import { parseArgv, type Args } from './args.js'
 
@@ -14,6 +15,8 @@ export type Config = {
   port: number
   token: string
   maxConcurrency: number
+  /** Calls that may compute on worker threads at once; more start only while calls wait on I/O. */
+  workerThreads: number
   tenantId: string | undefined
   envCheck: 'strict' | 'warn'
   envFilter: boolean
@@ -121,6 +124,15 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv): ConfigResult
     else maxConcurrency = n
   }
 
+  // The CPU count is wrong under a container's CPU quota: the operator can say how many cores.
+  let workerThreads = availableParallelism()
+  const rawThreads = env.KINDGI_PACK_WORKER_THREADS
+  if (rawThreads !== undefined && rawThreads !== '') {
+    const n = integerIn(rawThreads, 1, 1024)
+    if (n === undefined) problems.push(`KINDGI_PACK_WORKER_THREADS must be an integer from 1 to 1024, not "${rawThreads}"`)
+    else workerThreads = n
+  }
+
   const envCheck = oneOf(env.KINDGI_PACK_ENV_CHECK, ['strict', 'warn'] as const, 'strict')
   if (envCheck === undefined) problems.push(`KINDGI_PACK_ENV_CHECK must be "strict" or "warn", not "${env.KINDGI_PACK_ENV_CHECK}"`)
   const envFilter = oneOf(env.KINDGI_PACK_ENV_FILTER, ['on', 'off'] as const, 'on')
@@ -147,6 +159,7 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv): ConfigResult
       port,
       token,
       maxConcurrency,
+      workerThreads,
       tenantId: tenant === undefined || tenant === '' ? undefined : tenant,
       envCheck: envCheck as 'strict' | 'warn',
       envFilter: envFilter === 'on',

@@ -104,6 +104,7 @@ async function bootModules(indexPath: string, moduleRoot: string): Promise<strin
     port: 0,
     token: '',
     maxConcurrency: 1, // one worker a group proves its modules load
+    workerThreads: 1,
     tenantId: undefined,
     envCheck: 'warn',
     envFilter: true,

@@ -2,6 +2,7 @@
 // content type, size, admission, parse, the ctx tenant, then one worker call. Every 503
 // here means the call never reached a worker.
 import type { HttpBindings } from '@hono/node-server'
+import type { ServerResponse } from 'node:http'
 import type { Context } from 'hono'
 import type { CallOutcome } from '../protocol/error-codes.js'
 import { parseRequest } from '../protocol/parse.js'
@@ -102,11 +103,6 @@ export async function invoke(c: Ctx, state: FrontState, options: InvokeOptions):
   }
 
   const { body: workerBody, files, grant } = toolFilesOf(message, resolved.entry, body.text)
-  const gone = new AbortController()
-  const onClose = () => {
-    if (!outgoing.writableEnded) gone.abort()
-  }
-  outgoing.once('close', onClose)
   const callId = nextCallId++
   const result = await slot.run(
     resolved.entry,
@@ -118,11 +114,23 @@ export async function invoke(c: Ctx, state: FrontState, options: InvokeOptions):
       ids: { tenantId: fields.tenantId, runId: fields.runId, requestId: fields.requestId, traceId: fields.traceId },
       ...(files !== undefined ? { files } : {}),
     },
-    { timeoutMs: timeoutOf(headers['kindgi-timeout-ms']), callerGone: gone.signal, ...(grant !== undefined ? { files: grant } : {}) },
+    { timeoutMs: timeoutOf(headers['kindgi-timeout-ms']), onCallerGone: (listener) => callerGone(outgoing, listener), ...(grant !== undefined ? { files: grant } : {}) },
   )
-  outgoing.off('close', onClose)
   log(parsed.about, result.outcome, fields)
   return answer(result.body)
+}
+
+/** The caller went away: the response closed before it was written. */
+function callerGone(outgoing: ServerResponse, listener: () => void): () => void {
+  if (outgoing.destroyed && !outgoing.writableEnded) {
+    queueMicrotask(listener)
+    return () => undefined
+  }
+  const onClose = () => {
+    if (!outgoing.writableEnded) listener()
+  }
+  outgoing.once('close', onClose)
+  return () => outgoing.off('close', onClose)
 }
 
 /**

@@ -15,7 +15,8 @@ export type CallAnswer = { outcome: CallOutcome; body: string }
 
 export type CallLimits = {
   timeoutMs: number
-  callerGone: AbortSignal
+  /** Calls `listener` once if the caller goes away before the answer; returns the unsubscribe. */
+  onCallerGone(listener: () => void): () => void
   /** The call's toolFiles, used by the front on the handler's behalf until the call is answered. */
   files?: FileGrant
 }
@@ -104,12 +105,13 @@ export function createDispatcher(
 function race(running: RunningCall, entry: RunnableEntry, about: Target, limits: CallLimits): Promise<CallAnswer> {
   return new Promise<CallAnswer>((resolve) => {
     let answered = false
+    let unsubscribe = () => {}
     const finish = (answer: CallAnswer) => {
       if (answered) return
       answered = true
       clearTimeout(deadline)
       clearInterval(cpuWatch)
-      limits.callerGone.removeEventListener('abort', onGone)
+      unsubscribe()
       resolve(answer)
     }
     const deadline = setTimeout(() => {
@@ -131,8 +133,7 @@ function race(running: RunningCall, entry: RunnableEntry, about: Target, limits:
             running.stop('cpu')
             finish(encode(cpuExceeded(about, cpuMs)))
           }, CPU_CHECK_MS)
-    if (limits.callerGone.aborted) onGone()
-    else limits.callerGone.addEventListener('abort', onGone, { once: true })
+    unsubscribe = limits.onCallerGone(onGone)
     void running.answer.then((answer) => finish(fromGroup(answer, entry, about)))
   })
 }

@@ -2,6 +2,7 @@
 // under the same posture and limits, whatever keeps them (Piscina or single-use spares).
 import type { Worker } from 'node:worker_threads'
 import type { CallResult, CallTask, RunnableEntry } from '../protocol/worker-messages.js'
+import type { ThreadBudget } from './thread-budget.js'
 import type { FileRequest } from './tool-files.js'
 
 export type ReplaceReason = 'deadline' | 'cancelled' | 'memory' | 'cpu' | 'crash' | 'strict' | 'context-isolated'
@@ -30,6 +31,8 @@ export type WorkerGroup = {
   probe(): Promise<string[]>
   run(task: CallTask): RunningCall
   workerCount(): number
+  /** The group's live worker threads, for the thread budget's utilization samples. */
+  threads(): Worker[]
   close(): Promise<void>
 }
 
@@ -41,6 +44,8 @@ export type GroupOptions = {
   maxThreads: number
   abortChannel: string
   onReplaced(reason: ReplaceReason, id: string | undefined): void
+  /** Shared by every group: how many calls may be on worker threads at once. */
+  budget: ThreadBudget
   /** A handler asked for ctx.files.store/read: the front makes the request. */
   onFileRequest(request: FileRequest): void
 }

@@ -9,6 +9,7 @@ import {
   ABORT_GRACE_MS, busySince, describeDeath, resourceLimits, retireReason,
   type EventLoopUtilization, type GroupAnswer, type GroupOptions, type RunningCall, type StopReason, type WorkerGroup,
 } from './group.js'
+import { createAbortHandle } from './abort-handle.js'
 
 const POOLED_WORKER = fileURLToPath(new URL('../../workers/pooled.js', import.meta.url))
 
@@ -44,7 +45,7 @@ export function createPiscinaGroup(options: GroupOptions & { minThreads: number 
   pool.on('error', () => options.onReplaced('crash', undefined))
 
   function run(task: CallTask): RunningCall {
-    const controller = new AbortController()
+    const abort = createAbortHandle()
     let settled = false
     let resolveAnswer!: (answer: GroupAnswer) => void
     const answer = new Promise<GroupAnswer>((resolve) => {
@@ -53,36 +54,50 @@ export function createPiscinaGroup(options: GroupOptions & { minThreads: number 
         resolve(a)
       }
     })
+    let resolveFreed!: () => void
+    const freed = new Promise<void>((resolve) => (resolveFreed = resolve))
     const id = task.key.slice(task.key.indexOf(':') + 1)
-    retiring.set(task.callId, (result) => {
-      resolveAnswer({ kind: 'result', result })
-      controller.abort()
-      options.onReplaced(retireReason(result.retire ?? 'failed'), id)
+    let running = false
+
+    const ticket = options.budget.enqueue(() => {
+      running = true
+      retiring.set(task.callId, (result) => {
+        resolveAnswer({ kind: 'result', result })
+        abort.abort()
+        options.onReplaced(retireReason(result.retire ?? 'failed'), id)
+      })
+      if (cpuLimited.has(task.key)) cpuCalls.add(task.callId)
+      pool.run(task, { signal: abort }).then(
+        (result: CallResult) => resolveAnswer({ kind: 'result', result }),
+        (err: unknown) => {
+          if (abort.aborted) return // terminated by us: the answer was already given
+          const death = describeDeath(err)
+          options.onReplaced(death.reason, id)
+          resolveAnswer({ kind: 'died', ...death })
+        },
+      ).finally(() => {
+        retiring.delete(task.callId)
+        cpuCalls.delete(task.callId)
+        started.delete(task.callId)
+        ticket.done()
+        resolveFreed()
+      })
     })
-    if (cpuLimited.has(task.key)) cpuCalls.add(task.callId)
+
     let stopping = false
-    const done = pool.run(task, { signal: controller.signal }).then(
-      (result: CallResult) => resolveAnswer({ kind: 'result', result }),
-      (err: unknown) => {
-        if (controller.signal.aborted) return // terminated by us: the answer was already given
-        const death = describeDeath(err)
-        options.onReplaced(death.reason, id)
-        resolveAnswer({ kind: 'died', ...death })
-      },
-    )
-    const freed = done.then(() => {
-      retiring.delete(task.callId)
-      cpuCalls.delete(task.callId)
-      started.delete(task.callId)
-    })
     function stop(reason: StopReason): void {
       if (settled || stopping) return
       stopping = true
+      // Still waiting for a thread: nothing ran, nothing to terminate.
+      if (!running && ticket.cancel()) {
+        resolveFreed()
+        return
+      }
       aborts.postMessage({ callId: task.callId, reason: reason === 'cancelled' ? 'cancelled' : 'deadline' } satisfies AbortNotice)
       const grace = setTimeout(() => {
         if (settled) return
         settled = true
-        controller.abort()
+        abort.abort()
         options.onReplaced(reason, id)
       }, reason === 'cpu' ? 0 : ABORT_GRACE_MS)
       void freed.then(() => clearTimeout(grace))
@@ -103,6 +118,7 @@ export function createPiscinaGroup(options: GroupOptions & { minThreads: number 
     },
     run,
     workerCount: () => pool.threads.length,
+    threads: () => pool.threads,
     async close() {
       aborts.close()
       await pool.destroy()

@@ -5,6 +5,7 @@ import { randomUUID } from 'node:crypto'
 import type { Config } from '../config.js'
 import type { RunnableEntry } from '../protocol/worker-messages.js'
 import { createCallTmp } from './call-tmp.js'
+import { createThreadBudget } from './thread-budget.js'
 import { createToolFiles } from './tool-files.js'
 import { createDispatcher, type Dispatcher } from './dispatcher.js'
 import type { ReplaceReason, WorkerGroup } from './group.js'
@@ -25,7 +26,7 @@ export type PoolResult = { kind: 'ok'; pool: Pool } | { kind: 'error'; problems:
 export type PoolOptions = {
   entries: RunnableEntry[]
   env: Record<string, string>
-  config: Pick<Config, 'maxConcurrency'>
+  config: Pick<Config, 'maxConcurrency' | 'workerThreads'>
   onReplaced(reason: ReplaceReason, id: string | undefined): void
   /** How long module loading may take before boot gives up. */
   bootTimeoutMs?: number
@@ -37,6 +38,7 @@ export async function startPool(options: PoolOptions): Promise<PoolResult> {
   const abortChannel = `kindgi-pack-host-abort-${randomUUID()}`
   const toolFiles = createToolFiles()
   const groups: WorkerGroup[] = []
+  const budget = createThreadBudget(options.config.workerThreads, () => groups.flatMap((g) => g.threads()))
   const byEntry = new Map<string, WorkerGroup>()
   const postureOf = new Map<WorkerGroup, RunnableEntry['posture']>()
   for (const plan of planGroups(options.entries)) {
@@ -49,6 +51,7 @@ export async function startPool(options: PoolOptions): Promise<PoolResult> {
       abortChannel,
       onReplaced: options.onReplaced,
       onFileRequest: toolFiles.handle,
+      budget,
     }
     const group =
       plan.posture === 'strict'
@@ -62,6 +65,7 @@ export async function startPool(options: PoolOptions): Promise<PoolResult> {
   const problems = await probeAll(groups, options.bootTimeoutMs ?? 30_000)
   const callTmp = createCallTmp(options.tmpRoot)
   const close = async () => {
+    budget.close()
     await Promise.all(groups.map((g) => g.close()))
     callTmp.close()
   }

@@ -1,6 +1,6 @@
 // Config: every input of CONTRACT §1 parsed once, defaults, and problems collected.
 import { mkdtempSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { availableParallelism, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { loadConfig, parseArgs } from '../../src/config.js'
@@ -13,7 +13,7 @@ describe('defaults', () => {
     expect(result).toEqual({
       kind: 'ok',
       config: {
-        indexPath: '/app/index.json', moduleRoot: '/app', host: undefined, port: 8080, token: 'tok', maxConcurrency: 32,
+        indexPath: '/app/index.json', moduleRoot: '/app', host: undefined, port: 8080, token: 'tok', maxConcurrency: 32, workerThreads: availableParallelism(),
         tenantId: undefined, envCheck: 'strict', envFilter: true, sandbox: 'none', watch: false, metricsPort: undefined,
       },
     })
