@@ -18,15 +18,20 @@ export async function runProfile(options: { durationS: number }): Promise<void> 
       const dir = mkdtempSync(join(tmpdir(), `kindgi-bench-prof-${name}-`))
       try {
         const server = await startServer({ name, bin, index: BENCH_INDEX, nodeArgs: ['--cpu-prof', '--cpu-prof-dir', dir, '--cpu-prof-interval', '100'] })
-        const load = await gen.run(loadSpec(server.url, echo.body, 32, 1, options.durationS))
+        // Grow the pool first (as the bench does), then profile only the measured window.
+        for (let i = 0; i < 4; i++) await gen.run(loadSpec(server.url, echo.body, 32, 0, 1))
+        let fromUs = 0
+        const load = await gen.run(loadSpec(server.url, echo.body, 32, 0.5, options.durationS), () => {
+          fromUs = Number(process.hrtime.bigint() / 1000n)
+        })
+        const toUs = Number(process.hrtime.bigint() / 1000n)
         await server.stop()
         // The main thread's profile is the one whose thread id (before the sequence number) is 0.
         const file = readdirSync(dir).find((f) => /\.0\.\d+\.cpuprofile$/.test(f))
         if (file === undefined) throw new Error(`no main-thread profile in ${dir}: ${readdirSync(dir).join(', ')}`)
         const profile = JSON.parse(readFileSync(join(dir, file), 'utf8')) as CpuProfile
-        // The profile spans the whole process life; the calls counted are the measured and warmup ones together.
-        const served = Math.round(load.rps * (load.elapsedS + 1))
-        sections.push(renderProfile(`${name}: echo, 32 callers, ${load.rps.toFixed(0)} calls/s`, summarizeProfile(profile, 25), served))
+        const summary = summarizeProfile(profile, 25, { fromUs, toUs })
+        sections.push(renderProfile(`${name}: echo, 32 callers, ${load.rps.toFixed(0)} calls/s`, summary, load.requests))
         process.stderr.write(`[bench] profiled ${name}: ${load.rps.toFixed(0)}/s\n`)
       } finally {
         rmSync(dir, { recursive: true, force: true })

@@ -66,7 +66,11 @@ function slices(map: Map<string, number>, busyUs: number, top: number): Slice[] 
     .slice(0, top)
 }
 
-export function summarizeProfile(profile: CpuProfile, top = 20): ProfileSummary {
+/**
+ * `window` (µs on the profile's clock, which is CLOCK_MONOTONIC like process.hrtime) keeps
+ * only the samples taken inside it, e.g. the measured load and not the boot.
+ */
+export function summarizeProfile(profile: CpuProfile, top = 20, window?: { fromUs: number; toUs: number }): ProfileSummary {
   const byId = new Map<number, ProfileNode>()
   const parent = new Map<number, number>()
   for (const node of profile.nodes) {
@@ -74,10 +78,14 @@ export function summarizeProfile(profile: CpuProfile, top = 20): ProfileSummary 
     for (const child of node.children ?? []) parent.set(child, node.id)
   }
   const self = new Map<number, number>()
+  let at = profile.startTime
   for (let i = 0; i < profile.samples.length; i++) {
     const id = profile.samples[i] as number
+    const delta = Math.max(0, profile.timeDeltas[i] ?? 0)
+    at += delta
+    if (window !== undefined && (at < window.fromUs || at > window.toUs)) continue
     // timeDeltas[i] is the time since the previous sample: charge it to this sample's frame.
-    self.set(id, (self.get(id) ?? 0) + Math.max(0, profile.timeDeltas[i] ?? 0))
+    self.set(id, (self.get(id) ?? 0) + delta)
   }
   let totalUs = 0
   let idleUs = 0

@@ -28,8 +28,8 @@ export type Results = {
   warmupS: number
   machine: Machine
   cases: Array<{ id: CaseId; label: string }>
-  /** How long the host's pools took to stop growing at 32 callers, before any measured run. */
-  prewarmed: Array<{ caseId: CaseId; seconds: number; threads: number }>
+  /** Before each 32-caller host run: how long the host's pool took to stop growing, and its OS threads then. */
+  prewarmed: Array<{ round: number; caseId: CaseId; seconds: number; threads: number }>
   runs: Run[]
   /** Per round: start, call once, terminate, `nproc` at a time (the target's ceiling). */
   ceiling: CeilingResult[]
@@ -241,6 +241,12 @@ export function renderTable(results: Results): string {
     `worker-start ceiling: ${rate(median(results.ceiling.map((c) => c.rps)))} with ${results.ceiling[0]?.parallel ?? '?'} at a time ` +
     `(one at a time ${rate(median(results.ceilingSerial.map((c) => c.rps)))}, p50 ${median(results.ceilingSerial.map((c) => c.p50Ms)).toFixed(1)} ms; ` +
     `compiling the schemas with Ajv too: ${rate(median(results.ceilingWithAjv.map((c) => c.rps)))})`
+  const growth = results.cases
+    .map((c) => {
+      const p = results.prewarmed.filter((x) => x.caseId === c.id)
+      return p.length === 0 ? undefined : `${c.id} ${median(p.map((x) => x.seconds)).toFixed(1)} s (${median(p.map((x) => x.threads))} threads)`
+    })
+    .filter((x) => x !== undefined)
   return [
     `${results.mode} run, ${results.rounds} round(s) of ${results.durationS} s (+${results.warmupS} s warmup) per case, host and reference alternating; medians over rounds`,
     `machine: ${m.cpu}, ${m.nproc} cores (nproc), ${m.memTotalMiB} MiB, node ${m.node}, ${m.os}; load average at start ${m.loadAvg.map((x) => x.toFixed(2)).join(' ')}. ${m.note}`,
@@ -251,6 +257,7 @@ export function renderTable(results: Results): string {
     '',
     ceilingLine,
     `memory per warm worker: ${results.workerMemory.method}`,
+    `before each 32-caller host run its pool was driven until it stopped growing (median time, host OS threads then): ${growth.join(', ')}`,
     errors > 0 ? `WARNING: ${errors} answers were not 200 (errors, timeouts or refusals): see results.json` : 'every measured answer was a 200',
   ].join('\n')
 }
