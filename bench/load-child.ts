@@ -10,7 +10,7 @@ type Autocannon = (options: Record<string, unknown>, done: (err: Error | null, r
 
 const autocannon = createRequire(import.meta.url)('autocannon') as Autocannon
 
-function cannon(spec: LoadSpec, seconds: number, onResponse?: (status: number, ms: number) => void): Promise<Record<string, unknown>> {
+function cannon(spec: LoadSpec, amount: number, onResponse?: (status: number, ms: number) => void): Promise<Record<string, unknown>> {
   return new Promise((resolve, reject) => {
     const instance = autocannon(
       {
@@ -19,14 +19,42 @@ function cannon(spec: LoadSpec, seconds: number, onResponse?: (status: number, m
         headers: { 'content-type': 'application/json', 'kindgi-pack-token': spec.token },
         body: spec.body,
         connections: spec.connections,
-        duration: seconds,
+        amount,
         overallRate: spec.overallRate,
         timeout: 30,
+        // autocannon notices a finished `amount` only on its sampling tick (1 s by default).
+        sampleInt: 10,
       },
       (err, result) => (err ? reject(err) : resolve(result)),
     )
     if (onResponse !== undefined) instance.on('response', (_client, status, _bytes, ms) => onResponse(status, ms))
   })
+}
+
+/**
+ * Keeps `connections` callers busy for about `seconds`. autocannon's own duration mode ends by
+ * destroying its sockets with calls in flight: the host answers those `cancelled` and may
+ * terminate the workers running them (a pool that keeps shrinking and regrowing is not what
+ * we want to measure). So the load runs in chunks of whole calls per caller (autocannon's
+ * `amount`), each sized from the last one's pace to last up to a second, and a chunk ends
+ * only when its last call is answered.
+ */
+async function keepBusy(spec: LoadSpec, seconds: number, onResponse?: (status: number, ms: number) => void): Promise<{ errors: number; timeouts: number }> {
+  const deadline = performance.now() + seconds * 1000
+  let perCaller = 1
+  let errors = 0
+  let timeouts = 0
+  while (performance.now() < deadline) {
+    const started = performance.now()
+    const result = await cannon(spec, spec.connections * perCaller, onResponse)
+    errors += Number(result.errors ?? 0)
+    timeouts += Number(result.timeouts ?? 0)
+    const tookMs = Math.max(1, performance.now() - started)
+    const leftMs = deadline - performance.now()
+    if (leftMs <= 0) break
+    perCaller = Math.max(1, Math.min(100_000, Math.floor((perCaller * Math.min(leftMs, 1000)) / tookMs)))
+  }
+  return { errors, timeouts }
 }
 
 /**
@@ -60,7 +88,7 @@ async function drain(spec: LoadSpec): Promise<number> {
 async function run(spec: LoadSpec, started: () => void): Promise<LoadResult> {
   await drain(spec)
   if (spec.warmupS > 0) {
-    await cannon(spec, spec.warmupS)
+    await keepBusy(spec, spec.warmupS)
     await drain(spec)
   }
   const latenciesUs: number[] = []
@@ -68,7 +96,7 @@ async function run(spec: LoadSpec, started: () => void): Promise<LoadResult> {
   let other = 0
   started()
   const t0 = performance.now()
-  const result = await cannon(spec, spec.durationS, (status, ms) => {
+  const result = await keepBusy(spec, spec.durationS, (status, ms) => {
     if (status === 200) {
       ok++
       latenciesUs.push(ms * 1000)
@@ -81,8 +109,8 @@ async function run(spec: LoadSpec, started: () => void): Promise<LoadResult> {
   return {
     requests: ok,
     non200: other,
-    errors: Number(result.errors ?? 0),
-    timeouts: Number(result.timeouts ?? 0),
+    errors: result.errors,
+    timeouts: result.timeouts,
     elapsedS,
     rps: ok / elapsedS,
     p50Us: percentileSorted(sorted, 50),

@@ -1,6 +1,6 @@
 // Starting and stopping the processes the benchmark measures (the host, the reference),
 // reading their `listening` line and their memory from /proc. Loopback only.
-import { spawn, type ChildProcess } from 'node:child_process'
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 
@@ -9,6 +9,12 @@ export const HOST_BIN = `${ROOT}dist/src/main.js`
 export const REFERENCE_BIN = `${ROOT}dist/bench/reference-server.js`
 export const BENCH_INDEX = `${ROOT}bench/pack/index.json`
 export const TOKEN = 'bench-token-0123456789'
+
+// Whatever happens to the bench, the servers it started do not outlive it.
+const live = new Set<ChildProcess>()
+process.on('exit', () => {
+  for (const p of live) p.kill('SIGKILL')
+})
 
 export type Server = {
   name: string
@@ -48,6 +54,8 @@ export function startServer(options: StartOptions): Promise<Server> {
   const args = [...(options.nodeArgs ?? []), options.bin, '--index', options.index, '--host', '127.0.0.1']
   const started = performance.now()
   const proc = spawn(process.execPath, args, { env, stdio: ['ignore', 'ignore', 'pipe'] })
+  live.add(proc)
+  proc.once('exit', () => live.delete(proc))
   let tail = ''
   let listening = false
   const exited = new Promise<void>((resolve) => proc.once('exit', () => resolve()))
@@ -96,6 +104,17 @@ export function procStatus(pid: number): { rssBytes: number; threads: number } {
   const rss = /^VmRSS:\s+(\d+)\s+kB/m.exec(text)
   const threads = /^Threads:\s+(\d+)/m.exec(text)
   return { rssBytes: rss ? Number(rss[1]) * 1024 : Number.NaN, threads: threads ? Number(threads[1]) : Number.NaN }
+}
+
+let clockTicks: number | undefined
+
+/** CPU time (user + system, all threads) a process has used so far, in ms, from /proc/<pid>/stat. */
+export function procCpuMs(pid: number): number {
+  clockTicks ??= Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+  // Fields after the command name (which may hold spaces) start at field 3; utime and stime are 14 and 15.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / clockTicks
 }
 
 /** Samples a process's RSS every `everyMs` until stopped; answers the peak and the last sample. */

@@ -16,6 +16,8 @@ export type Run = {
   /** The server process's peak and final RSS during the measured window. */
   rssPeakBytes: number
   rssLastBytes: number
+  /** CPU time of the whole server process (every thread) during the window, per 200 answer. */
+  cpuUsPerCall: number
 }
 
 export type Machine = { cpu: string; nproc: number; node: string; os: string; memTotalMiB: number; loadAvg: number[]; note: string }
@@ -66,7 +68,7 @@ export type Row = {
   p50AddedUs: number
 }
 
-export type Summary = { rps: number; p50Us: number; p99Us: number; rssPeakBytes: number; non200: number }
+export type Summary = { rps: number; p50Us: number; p99Us: number; rssPeakBytes: number; cpuUsPerCall: number; non200: number }
 
 export type Target = { name: string; goal: string; measured: string; pass: boolean | undefined }
 
@@ -82,6 +84,7 @@ function summarize(runs: Run[]): Summary {
     p50Us: median(runs.map((r) => r.load.p50Us)),
     p99Us: median(runs.map((r) => r.load.p99Us)),
     rssPeakBytes: median(runs.map((r) => r.rssPeakBytes)),
+    cpuUsPerCall: median(runs.map((r) => r.cpuUsPerCall)),
     non200: runs.reduce((n, r) => n + r.load.non200 + r.load.errors + r.load.timeouts, 0),
   }
 }
@@ -215,7 +218,7 @@ function verdict(pass: boolean | undefined): string {
 export function renderTable(results: Results): string {
   const all = rows(results)
   const measurements = markdownTable(
-    ['case', 'callers', 'host req/s', 'ref req/s', 'host/ref', 'host p50', 'ref p50', 'host p99', 'ref p99', 'p99 host/ref', 'host RSS', 'host non-200'],
+    ['case', 'callers', 'host req/s', 'ref req/s', 'host/ref', 'host p50', 'ref p50', 'host p99', 'ref p99', 'p99 host/ref', 'host CPU/call', 'ref CPU/call', 'host RSS', 'host non-200'],
     all.map((r) => [
       r.label,
       String(r.connections),
@@ -227,6 +230,8 @@ export function renderTable(results: Results): string {
       micros(r.host.p99Us),
       micros(r.reference.p99Us),
       times(r.p99Ratio),
+      micros(r.host.cpuUsPerCall),
+      micros(r.reference.cpuUsPerCall),
       mib(r.host.rssPeakBytes),
       String(r.host.non200),
     ]),
@@ -258,6 +263,7 @@ export function renderTable(results: Results): string {
     ceilingLine,
     `memory per warm worker: ${results.workerMemory.method}`,
     `before each 32-caller host run its pool was driven until it stopped growing (median time, host OS threads then): ${growth.join(', ')}`,
-    errors > 0 ? `WARNING: ${errors} answers were not 200 (errors, timeouts or refusals): see results.json` : 'every measured answer was a 200',
+    'CPU/call: user + system CPU of the whole server process (front and workers) during the measured window, per 200 answer; it counts what the server spent, whatever else the machine ran.',
+    errors > 0 ? `${errors} answers were not 200 (503 overloaded, errors, timeouts): see the host non-200 column and results.json` : 'every measured answer was a 200',
   ].join('\n')
 }

@@ -12,7 +12,7 @@ import { loadSpec, startLoadGenerator, type LoadGenerator } from './load.js'
 import { generatePack, writePack } from './pack-gen.js'
 import { runProfile } from './profile-run.js'
 import {
-  BENCH_INDEX, HOST_BIN, REFERENCE_BIN, ROOT, TOKEN, call, nodeStartMs, procStatus, sampleRss, startServer, type Server,
+  BENCH_INDEX, HOST_BIN, REFERENCE_BIN, ROOT, TOKEN, call, nodeStartMs, procCpuMs, procStatus, sampleRss, startServer, type Server,
 } from './proc.js'
 import { micros, rate, renderTable, type Machine, type Results, type Run, type WorkerMemory } from './report.js'
 import { median } from './stats.js'
@@ -79,9 +79,14 @@ async function sanity(server: Server, c: BenchCase): Promise<void> {
 
 async function measure(gen: LoadGenerator, server: Server, body: string, connections: number, o: Options, overallRate?: number) {
   let sampler: ReturnType<typeof sampleRss> | undefined
-  const load = await gen.run(loadSpec(server.url, body, connections, o.warmupS, o.durationS, overallRate), () => (sampler = sampleRss(server.pid)))
+  let cpuBefore = Number.NaN
+  const load = await gen.run(loadSpec(server.url, body, connections, o.warmupS, o.durationS, overallRate), () => {
+    cpuBefore = procCpuMs(server.pid)
+    sampler = sampleRss(server.pid)
+  })
+  const cpuMs = procCpuMs(server.pid) - cpuBefore
   const rss = sampler?.stop() ?? { peakBytes: Number.NaN, lastBytes: Number.NaN }
-  return { load, rssPeakBytes: rss.peakBytes, rssLastBytes: rss.lastBytes }
+  return { load, rssPeakBytes: rss.peakBytes, rssLastBytes: rss.lastBytes, cpuUsPerCall: load.requests > 0 ? (cpuMs * 1000) / load.requests : Number.NaN }
 }
 
 /**
@@ -184,6 +189,7 @@ function mibOf(bytes: number): string {
 }
 
 async function main(): Promise<void> {
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => process.exit(130))
   const o = parseOptions(process.argv.slice(2))
   if (o.profile) return runProfile({ durationS: o.quick ? 3 : 8 })
   const startedAt = performance.now()

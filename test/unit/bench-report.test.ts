@@ -11,7 +11,7 @@ function load(rps: number, p50Us: number, p99Us: number): LoadResult {
 }
 
 function run(round: number, caseId: Run['caseId'], connections: number, server: Run['server'], l: LoadResult): Run {
-  return { round, caseId, connections, server, load: l, rssPeakBytes: 100 * 1024 * 1024, rssLastBytes: 0 }
+  return { round, caseId, connections, server, load: l, rssPeakBytes: 100 * 1024 * 1024, rssLastBytes: 0, cpuUsPerCall: 50 }
 }
 
 describe('stats', () => {
