@@ -52,7 +52,10 @@ async function keepBusy(spec: LoadSpec, seconds: number, onResponse?: (status: n
     const tookMs = Math.max(1, performance.now() - started)
     const leftMs = deadline - performance.now()
     if (leftMs <= 0) break
-    perCaller = Math.max(1, Math.min(100_000, Math.floor((perCaller * Math.min(leftMs, 1000)) / tookMs)))
+    const wanted = Math.min(leftMs, 1000)
+    perCaller = Math.max(1, Math.min(100_000, Math.floor((perCaller * wanted) / tookMs)))
+    // A paced run cannot go faster than its rate: size its chunk from the rate, not the last pace.
+    if (spec.overallRate !== undefined) perCaller = Math.max(1, Math.min(perCaller, Math.floor((spec.overallRate * wanted) / 1000 / spec.connections)))
   }
   return { errors, timeouts }
 }

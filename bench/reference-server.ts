@@ -1,31 +1,19 @@
 // The in-process reference the benchmark measures the host against: plain node:http, the
-// host's own token guard, body reader, envelope parser, entry lookup and Ajv, and the
-// handler called in this thread. No isolation, no per-call log: the ceiling for any pack
-// service on this machine. Never a way to serve packs: it exists only to be measured.
+// host's own token guard, body reader, envelope parser, entry lookup, module loader and Ajv,
+// and the handler called in this thread. No isolation, no per-call log: the ceiling for any
+// pack service on this machine. Never a way to serve packs: it exists only to be measured.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { pathToFileURL } from 'node:url'
-import type { ValidateFunction } from 'ajv'
-import { createAjv, toIssues } from '../src/ajv.js'
+import { toIssues } from '../src/ajv.js'
 import { tokenGuard } from '../src/http/guards.js'
 import { BODY_LIMIT, readBody } from '../src/http/read-body.js'
 import { loadPackIndex } from '../src/pack-index.js'
 import { errorMessage, handlerThrow, validationText } from '../src/protocol/messages.js'
 import { parseRequest } from '../src/protocol/parse.js'
 import type { CheckInvoke, ResponseMessage, Target, ToolInvoke } from '../src/protocol/wire.js'
-import type { RunnableEntry } from '../src/protocol/worker-messages.js'
 import type { Pool } from '../src/pool/pool.js'
 import { createServing, resolveEntry } from '../src/serving.js'
-import { findCheck, findHandler, type CheckFn, type HandlerFn } from '../workers/module-shapes.js'
-
-type Loaded = {
-  entry: RunnableEntry
-  handler?: HandlerFn
-  check?: CheckFn
-  validateInput?: ValidateFunction
-  validateOutput?: ValidateFunction
-  validateConfig?: ValidateFunction
-}
+import { loadEntries, type LoadedEntry } from '../workers/load-entries.js'
 
 function argument(name: string): string | undefined {
   const i = process.argv.indexOf(name)
@@ -48,22 +36,9 @@ const pack = read.pack
 // resolveEntry reads only the entry maps; the reference has no pool.
 const serving = createServing(pack, undefined as unknown as Pool, [])
 
-const withDefaults = createAjv({ useDefaults: true })
-const asIs = createAjv({ useDefaults: false })
-const loaded = new Map<string, Loaded>()
-for (const entry of pack.entries) {
-  const mod = (await import(pathToFileURL(entry.absPath).href)) as Record<string, unknown>
-  const item: Loaded = { entry }
-  if (entry.target === 'tool') {
-    item.handler = findHandler(mod) ?? fail(`${entry.modulePath} exports no handler`)
-    if (entry.input !== undefined) item.validateInput = withDefaults.compile(entry.input)
-    if (entry.output !== undefined) item.validateOutput = asIs.compile(entry.output)
-  } else {
-    item.check = findCheck(mod) ?? fail(`${entry.modulePath} exports no check`)
-    if (entry.configSchema !== undefined) item.validateConfig = asIs.compile(entry.configSchema)
-  }
-  loaded.set(entry.key, item)
-}
+// The workers' own loader: the same module shapes and the same Ajv, here in this thread.
+const { entries: loaded, problems } = await loadEntries(pack.entries)
+if (problems.length > 0) fail(problems.join('; '))
 
 const checkToken = tokenGuard(token)
 const artifactVersion = pack.index.artifactVersion
@@ -79,7 +54,7 @@ function isJson(contentType: string | undefined): boolean {
   return (semi === -1 ? contentType : contentType.slice(0, semi)).trim().toLowerCase() === 'application/json'
 }
 
-async function runTool(item: Loaded, message: ToolInvoke, signal: AbortSignal): Promise<ResponseMessage> {
+async function runTool(item: LoadedEntry, message: ToolInvoke, signal: AbortSignal): Promise<ResponseMessage> {
   const about: Target = { target: 'tool', id: item.entry.id }
   if (item.validateInput !== undefined && !item.validateInput(message.input)) {
     const issues = toIssues(item.validateInput.errors)
@@ -98,7 +73,7 @@ async function runTool(item: Loaded, message: ToolInvoke, signal: AbortSignal): 
   return { v: 2, kind: 'result', output: value } as ResponseMessage
 }
 
-async function runCheck(item: Loaded, message: CheckInvoke, signal: AbortSignal): Promise<ResponseMessage> {
+async function runCheck(item: LoadedEntry, message: CheckInvoke, signal: AbortSignal): Promise<ResponseMessage> {
   const about: Target = { target: 'check', id: item.entry.id }
   if (item.validateConfig !== undefined && !item.validateConfig(message.config)) {
     const issues = toIssues(item.validateConfig.errors)
@@ -131,7 +106,7 @@ async function invoke(req: IncomingMessage, res: ServerResponse): Promise<void> 
     const resolved = resolveEntry(serving, parsed.message)
     if (resolved.kind === 'error') answer = resolved.error
     else {
-      const item = loaded.get(resolved.entry.key) as Loaded
+      const item = loaded.get(resolved.entry.key) as LoadedEntry
       const signal = new AbortController().signal
       const message = parsed.message
       answer = message.kind === 'invoke' ? await runTool(item, message, signal) : await runCheck(item, message, signal)
