@@ -7,6 +7,7 @@ import type { CallResult, CallTask } from '../src/protocol/worker-messages.js'
 import { forgetCall, registerCall } from './abort-registry.js'
 import { buildToolContext, isPauseRequest } from './context.js'
 import type { LoadedEntry } from './load-entries.js'
+import { runOwned } from './stray-errors.js'
 
 const MAX_PAUSE_MS = 2073600000
 
@@ -22,7 +23,9 @@ export async function runCall(loaded: Map<string, LoadedEntry>, task: CallTask, 
   }
   const signal = registerCall(task.callId)
   try {
-    return message.kind === 'invoke' ? await runTool(item, message, task, signal, files) : await runCheck(item, message, signal)
+    return await runOwned(task.callId, () =>
+      message.kind === 'invoke' ? runTool(item, message, task, signal, files) : runCheck(item, message, signal),
+    )
   } finally {
     forgetCall(task.callId)
   }

@@ -49,7 +49,7 @@ export function createPiscinaGroup(options: GroupOptions & { minThreads: number 
     retiring.set(task.callId, (result) => {
       resolveAnswer({ kind: 'result', result })
       controller.abort()
-      options.onReplaced('context-isolated', id)
+      options.onReplaced(result.retireBecause ?? 'context-isolated', id)
     })
     let stopping = false
     const done = pool.run(task, { signal: controller.signal }).then(

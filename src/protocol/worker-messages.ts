@@ -58,6 +58,8 @@ export type CallResult = {
   body: string
   /** The worker must not serve another call (context-isolated after a failure). */
   retire?: boolean
+  /** Why it retires, when not for the context-isolated rule: a throw no call owned ("crash"). */
+  retireBecause?: 'crash'
 }
 
 export type ProbeResult = { problems: string[] }
