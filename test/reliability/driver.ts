@@ -31,18 +31,21 @@ export async function runCase(c: WireCase, hosts: Hosts, tally: Tally): Promise<
   if (host.proc.exitCode !== null) return `the host exited (${host.proc.exitCode})`
   if (ex.error !== undefined) return `socket error ${ex.error}`
   if (ex.garbage !== undefined) return `bytes that are not an HTTP answer: ${JSON.stringify(ex.garbage)}`
-  if (ex.answers.length > c.requests.length) return `${ex.answers.length} answers to ${c.requests.length} requests`
+  if (ex.answers.length > c.requests.length && !c.framingEdited) return `${ex.answers.length} answers to ${c.requests.length} requests`
   for (const [i, answer] of ex.answers.entries()) {
-    const req = c.requests[i]!
+    // Past the requests sent: bytes a wrong Content-Length left over, parsed as a request of their own.
+    const req = c.requests[i] ?? { method: 'POST', target: undefined }
     const problem = answerProblem(answer, req.method, req.target)
     if (problem !== undefined) return `answer ${i} (${req.method} ${req.target}): ${problem}`
-    const expect = req.expect
+    const expect = 'expect' in req ? req.expect : undefined
     if (expect === undefined) continue
     // At the cap, any invoke may be refused: that is a promise kept, not broken.
     if (answer.status === 503 && bodyOf(answer).error === 'overloaded') continue
     if (expect.status !== undefined && answer.status !== expect.status) return `answer ${i} (${req.method} ${req.target}): status ${answer.status}, expected ${expect.status}: ${answer.body.slice(0, 200)}`
     if (answer.status !== 200 || req.method === 'HEAD') continue
     const body = bodyOf(answer)
+    // A fuzzed call may pass its deadline on a slow machine: a promise kept, not broken.
+    if (body.code === 'deadline-exceeded' && expect.code === undefined) continue
     if (expect.code !== undefined && body.code !== expect.code) return `answer ${i}: code ${body.code}, expected ${expect.code}`
     if (expect.marker !== undefined && body.output?.marker !== expect.marker) return `answer ${i}: ${answer.body.slice(0, 200)}, expected marker ${expect.marker} (answers out of order?)`
   }

@@ -21,6 +21,8 @@ export type WireCase = {
   requests: SentRequest[]
   /** The client ends or drops the connection early: no answer is owed. */
   clientQuits?: boolean
+  /** Content-Length or Transfer-Encoding was edited: leftover bytes may be answered as a request of their own. */
+  framingEdited?: boolean
 }
 
 export const PINNED_TENANT = 'tenant-pinned'
@@ -268,7 +270,8 @@ export const headerCase: fc.Arbitrary<WireCase> = fc
       headers.push(['Transfer-Encoding', 'chunked'])
       payload = `${Buffer.byteLength(body).toString(16)}\r\n${body}\r\n0\r\n\r\n`
     }
-    return { what: 'headers', host, pieces: [rawRequest('POST', '/v1/invoke', headers, payload)], requests: [{ method: 'POST', target: '/v1/invoke' }] }
+    const framingEdited = edits.some((e) => 'name' in e && (e.name === 'Content-Length' || e.name === 'Transfer-Encoding'))
+    return { what: 'headers', host, pieces: [rawRequest('POST', '/v1/invoke', headers, payload)], requests: [{ method: 'POST', target: '/v1/invoke' }], framingEdited }
   })
 
 const oddTargets = fc.constantFrom(
