@@ -169,18 +169,21 @@ export function readJournal(path: string): Journal {
     if ((what === 'S' || what === 'E') && id !== undefined && t !== undefined) events.push({ t: BigInt(t), end: what === 'E', id })
   }
   events.sort((a, b) => (a.t < b.t ? -1 : a.t > b.t ? 1 : a.end === b.end ? 0 : a.end ? -1 : 1))
+  const ran = new Set(events.filter((e) => !e.end).map((e) => e.id))
+  // A call whose worker was terminated before it wrote its end (a starved worker past the
+  // abort grace) has no known end: leave it out rather than count it as running forever.
+  const ended = new Set(events.filter((e) => e.end).map((e) => e.id))
   const open = new Set<string>()
-  const ran = new Set<string>()
   let maxOverlap = 0
   for (const e of events) {
+    if (!ended.has(e.id)) continue
     if (e.end) open.delete(e.id)
     else {
       open.add(e.id)
-      ran.add(e.id)
       maxOverlap = Math.max(maxOverlap, open.size)
     }
   }
-  return { maxOverlap, ran, unfinished: [...open] }
+  return { maxOverlap, ran, unfinished: [...ran].filter((id) => !ended.has(id)) }
 }
 
 /** Faults injected by kind, counting only calls that were not refused with a 503. */
@@ -218,4 +221,29 @@ export function callLineProblems(host: Host, outcomes: Outcome[]): string[] {
     }
   }
   return problems
+}
+
+/**
+ * The most calls the front held admitted at once, rebuilt from its `call` lines: each covers
+ * [time - durationMs, time], from its admission (the same tick the invoke starts) to its
+ * answer, inside the span its slot was taken (a slot frees only when its worker does). Shrunk
+ * by 2 ms at both ends for the millisecond rounding of `time`, the count is a lower bound of
+ * calls in flight: above the cap means the cap was broken.
+ */
+export function admittedOverlap(host: Host): number {
+  const events: Array<[number, number]> = []
+  for (const line of host.lines) {
+    if (line.kind !== 'call' || typeof line.durationMs !== 'number' || typeof line.time !== 'string') continue
+    const end = Date.parse(line.time) - 2
+    const start = Date.parse(line.time) - line.durationMs + 2
+    if (end > start) events.push([start, 1], [end, -1])
+  }
+  events.sort((a, b) => a[0] - b[0] || a[1] - b[1])
+  let now = 0
+  let max = 0
+  for (const [, step] of events) {
+    now += step
+    max = Math.max(max, now)
+  }
+  return max
 }

@@ -19,7 +19,7 @@ describe('faults under load', () => {
     const seed = Number(process.env.KINDGI_FAULT_SEED ?? Date.now() % 1_000_000)
     const report = await faultsUnderLoad(host, { cap: CAP, calls: 1_000, concurrency: 24, timeLimitMs: 40_000, seed, settleMs: 45_000 })
     console.info(`faults under load: ${JSON.stringify(report)}`)
-    expect(report.calls).toBeGreaterThanOrEqual(500)
+    expect(report.calls).toBeGreaterThanOrEqual(300)
     expect(report.after.threads).toBeLessThanOrEqual(report.before.threads)
     // Worker heaps live in this process too; once they retired the process is back within a margin.
     expect(report.after.rssMB).toBeLessThan(report.before.rssMB + 96)
