@@ -2,6 +2,7 @@
 // prove every module loaded. Used at start and by --watch; problems are returned, not thrown.
 import type { Config } from './config.js'
 import type { Log } from './log.js'
+import { NO_METRICS, type Metrics } from './metrics.js'
 import { loadPackIndex } from './pack-index.js'
 import { startPool } from './pool/pool.js'
 import { missingEnv, workerEnv } from './pool/worker-env.js'
@@ -9,7 +10,13 @@ import { createServing, type Serving } from './serving.js'
 
 export type BootResult = { kind: 'ok'; serving: Serving } | { kind: 'error'; problems: string[] }
 
-export async function bootPack(config: Config, env: NodeJS.ProcessEnv, log: Log): Promise<BootResult> {
+export async function bootPack(
+  config: Config,
+  env: NodeJS.ProcessEnv,
+  log: Log,
+  tmpRoot?: string,
+  metrics: Metrics = NO_METRICS,
+): Promise<BootResult> {
   const loaded = loadPackIndex(config.indexPath, config.moduleRoot, config.sandbox)
   if (loaded.kind === 'error') return loaded
   const { pack } = loaded
@@ -17,7 +24,11 @@ export async function bootPack(config: Config, env: NodeJS.ProcessEnv, log: Log)
     entries: pack.entries,
     env: workerEnv(env, pack.index, config.envFilter),
     config,
-    onReplaced: (reason, id) => log.warn('worker-replaced', id === undefined ? { reason } : { reason, id }),
+    tmpRoot,
+    onReplaced: (reason, id) => {
+      log.warn('worker-replaced', id === undefined ? { reason } : { reason, id })
+      metrics.workerReplaced(reason)
+    },
   })
   if (started.kind === 'error') return { kind: 'error', problems: [...loaded.problems, ...started.problems] }
   if (loaded.problems.length > 0) {

@@ -1,7 +1,9 @@
 // Reads the command line and the environment once, at start, into a typed Config.
 // Every bad input is collected so the operator sees all of them in one config-invalid line.
-import { readFileSync } from 'node:fs'
+import { closeSync, readFileSync } from 'node:fs'
+import { availableParallelism } from 'node:os'
 import { dirname, resolve } from 'node:path'
+import { parseArgv, type Args } from './args.js'
 
 export const POSTURES = ['none', 'context-isolated', 'strict'] as const
 export type Posture = (typeof POSTURES)[number]
@@ -52,11 +54,15 @@ export type Config = {
   port: number
   token: string
   maxConcurrency: number
+  /** Calls that may compute on worker threads at once; more start only while calls wait on I/O. */
+  workerThreads: number
   tenantId: string | undefined
   envCheck: 'strict' | 'warn'
   envFilter: boolean
   sandbox: Posture
   watch: boolean
+  /** Port of the separate Prometheus /metrics server; undefined when metrics are off. */
+  metricsPort: number | undefined
   front: FrontLimits
 }
 
@@ -66,38 +72,8 @@ const FLAGS = ['index', 'module-root', 'host'] as const
 const SWITCHES = ['watch'] as const
 type Flag = (typeof FLAGS)[number]
 
-export function parseArgs(argv: string[]): { flags: Partial<Record<Flag, string>>; switches: Set<string>; problems: string[] } {
-  const flags: Partial<Record<Flag, string>> = {}
-  const switches = new Set<string>()
-  const problems: string[] = []
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i] as string
-    if (!arg.startsWith('--')) {
-      problems.push(`Unexpected argument "${arg}": use --index FILE, --module-root DIR, --host ADDR`)
-      continue
-    }
-    const eq = arg.indexOf('=')
-    const name = eq === -1 ? arg.slice(2) : arg.slice(2, eq)
-    if ((SWITCHES as readonly string[]).includes(name)) {
-      if (eq !== -1) problems.push(`--${name} takes no value`)
-      switches.add(name)
-      continue
-    }
-    if (!(FLAGS as readonly string[]).includes(name)) {
-      problems.push(`Unknown option --${name}: use --index FILE, --module-root DIR, --host ADDR, --watch`)
-      if (eq === -1 && i + 1 < argv.length && !(argv[i + 1] as string).startsWith('--')) i++ // its value, not a stray word
-      continue
-    }
-    let value: string | undefined
-    if (eq !== -1) value = arg.slice(eq + 1)
-    else if (i + 1 < argv.length && !(argv[i + 1] as string).startsWith('--')) value = argv[++i]
-    if (value === undefined || value === '') {
-      problems.push(`--${name} needs a value`)
-      continue
-    }
-    flags[name as Flag] = value
-  }
-  return { flags, switches, problems }
+export function parseArgs(argv: string[]): Args<Flag, (typeof SWITCHES)[number]> {
+  return parseArgv(argv, { flags: FLAGS, switches: SWITCHES, hint: 'use --index FILE, --module-root DIR, --host ADDR, --watch' })
 }
 
 function integerIn(raw: string, min: number, max: number): number | undefined {
@@ -119,6 +95,16 @@ export function tokenProblem(token: string): string | undefined {
 }
 
 function readToken(env: NodeJS.ProcessEnv, problems: string[]): string {
+  // Re-executed under the permission model: the launcher hands the token over a pipe.
+  const fd = env.KINDGI_PACK_HOST_TOKEN_FD
+  if (fd !== undefined && /^\d+$/.test(fd)) {
+    const raw = readFileSync(Number(fd), 'utf8')
+    closeSync(Number(fd))
+    const token = raw.trim()
+    const bad = tokenProblem(token)
+    if (bad !== undefined) problems.push(`The token handed over by the launcher ${bad}`)
+    return token
+  }
   const fromVar = env.KINDGI_PACK_SERVICE_TOKEN
   const file = env.KINDGI_PACK_SERVICE_TOKEN_FILE
   if (file !== undefined && file !== '') {
@@ -161,12 +147,30 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv): ConfigResult
     else port = p
   }
 
+  let metricsPort: number | undefined
+  const rawMetrics = env.KINDGI_PACK_METRICS_PORT
+  if (rawMetrics !== undefined && rawMetrics !== '') {
+    metricsPort = integerIn(rawMetrics, 0, 65535)
+    if (metricsPort === undefined) problems.push(`KINDGI_PACK_METRICS_PORT must be an integer from 0 to 65535, not "${rawMetrics}"`)
+    // Two servers cannot share a fixed port; 0 twice is fine (each gets its own free one).
+    else if (metricsPort !== 0 && metricsPort === port) problems.push(`KINDGI_PACK_METRICS_PORT must differ from PORT (both ${port})`)
+  }
+
   let maxConcurrency = 32
   const rawCap = env.KINDGI_PACK_SERVICE_MAX_CONCURRENCY
   if (rawCap !== undefined && rawCap !== '') {
     const n = integerIn(rawCap, 1, 100000)
     if (n === undefined) problems.push(`KINDGI_PACK_SERVICE_MAX_CONCURRENCY must be an integer >= 1, not "${rawCap}"`)
     else maxConcurrency = n
+  }
+
+  // The CPU count is wrong under a container's CPU quota: the operator can say how many cores.
+  let workerThreads = availableParallelism()
+  const rawThreads = env.KINDGI_PACK_WORKER_THREADS
+  if (rawThreads !== undefined && rawThreads !== '') {
+    const n = integerIn(rawThreads, 1, 1024)
+    if (n === undefined) problems.push(`KINDGI_PACK_WORKER_THREADS must be an integer from 1 to 1024, not "${rawThreads}"`)
+    else workerThreads = n
   }
 
   const envCheck = oneOf(env.KINDGI_PACK_ENV_CHECK, ['strict', 'warn'] as const, 'strict')
@@ -196,11 +200,13 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv): ConfigResult
       port,
       token,
       maxConcurrency,
+      workerThreads,
       tenantId: tenant === undefined || tenant === '' ? undefined : tenant,
       envCheck: envCheck as 'strict' | 'warn',
       envFilter: envFilter === 'on',
       sandbox: sandbox as Posture,
       watch: switches.has('watch'),
+      metricsPort,
       front,
     },
   }

@@ -3,12 +3,17 @@
 import type { Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { bootPack } from './boot.js'
+import { HELP, SUBCOMMANDS } from './cli/commands.js'
 import { loadConfig, type Config } from './config.js'
 import { createApp } from './http/app.js'
 import type { FrontState } from './http/front-state.js'
 import { createFrontServer } from './http/front-server.js'
 import { createInFlight } from './http/in-flight.js'
+import { relaunch, runsUnderPermissionModel, TMP_ROOT_VAR, TOKEN_FD_VAR, tokenFileProblem } from './launcher.js'
 import { createLog, type Log } from './log.js'
+import { createPrometheusMetrics, NO_METRICS, type Metrics } from './metrics.js'
+import { startMetricsServer } from './metrics-server.js'
+import { startReloading, type Reloader } from './reload.js'
 
 export const DRAIN_MS = 8_000
 
@@ -20,9 +25,20 @@ async function serveCommand(argv: string[]): Promise<void> {
     process.exit(1)
   }
   const config = loaded.config
+  if (config.sandbox === 'strict' && !runsUnderPermissionModel()) {
+    const exposed = tokenFileProblem(config, process.env.KINDGI_PACK_SERVICE_TOKEN_FILE)
+    if (exposed !== undefined) {
+      log.error('config-invalid', { problems: [exposed] })
+      process.exit(1)
+    }
+    process.exit(await relaunch(config, argv, process.env))
+  }
   // Pack code must never see the token: drop it before any worker starts.
   delete process.env.KINDGI_PACK_SERVICE_TOKEN
   delete process.env.KINDGI_PACK_SERVICE_TOKEN_FILE
+  delete process.env[TOKEN_FD_VAR]
+  const tmpRoot = process.env[TMP_ROOT_VAR]
+  delete process.env[TMP_ROOT_VAR]
 
   // Signals are handled from here on: one that arrives while the pack loads stops the boot.
   let stop: () => Promise<void> = async () => {
@@ -31,19 +47,43 @@ async function serveCommand(argv: string[]): Promise<void> {
   }
   onSignals(() => stop())
 
-  const booted = await bootPack(config, process.env, log)
+  // Metrics exist before the boot so worker replacements during it are counted; the gauges
+  // read `state`, which exists before anyone can scrape.
+  let state: FrontState | undefined
+  const prometheus =
+    config.metricsPort === undefined
+      ? undefined
+      : createPrometheusMetrics({
+          callsInFlight: () => state?.inFlight.count() ?? 0,
+          workersByPosture: () => state?.serving?.pool.workersByPosture() ?? {},
+        })
+  const metrics: Metrics = prometheus ?? NO_METRICS
+
+  const booted = await bootPack(config, process.env, log, tmpRoot, metrics)
   if (booted.kind === 'error') {
     log.error('boot-failed', { problems: booted.problems })
     process.exit(1)
   }
-  const state: FrontState = { serving: booted.serving, draining: false, config, log, inFlight: createInFlight() }
+  const front: FrontState = { serving: booted.serving, draining: false, config, log, inFlight: createInFlight(), metrics }
+  state = front
   if (booted.serving.missingEnv.length > 0) log.warn('missing-env', { check: config.envCheck, names: booted.serving.missingEnv })
 
-  const server = await listen(state, config)
+  let metricsServer: Server | undefined
+  let server: Server
+  try {
+    metricsServer = prometheus === undefined ? undefined : await startMetricsServer(prometheus.registry, config.host, config.metricsPort as number)
+    server = await listen(front, config)
+  } catch (err) {
+    // A port in use is an operator's problem to fix: say which, as a line, not a stack trace.
+    log.error('boot-failed', { problems: [`Cannot listen: ${(err as Error).message}`] })
+    process.exit(1)
+  }
   const port = (server.address() as AddressInfo).port
   const index = booted.serving.pack.index
-  stop = () => drain(state, server, log)
-  log.info('listening', { port, packId: index.packId, artifactVersion: index.artifactVersion })
+  const reloader = config.watch ? startReloading(front, config, log, { tmpRoot, metrics }) : undefined
+  stop = () => drain(front, server, log, reloader)
+  const metricsPort = metricsServer === undefined ? {} : { metricsPort: (metricsServer.address() as AddressInfo).port }
+  log.info('listening', { port, packId: index.packId, artifactVersion: index.artifactVersion, ...metricsPort })
 }
 
 function listen(state: FrontState, config: Config): Promise<Server> {
@@ -67,8 +107,9 @@ function onSignals(handler: () => Promise<void>): void {
   process.on('SIGINT', once)
 }
 
-async function drain(state: FrontState, server: Server, log: Log): Promise<void> {
+async function drain(state: FrontState, server: Server, log: Log, reloader: Reloader | undefined): Promise<void> {
   log.info('draining')
+  reloader?.close()
   // Keep accepting while draining: probes and new invokes must get their 503, not a refused connection.
   state.draining = true
   let timer: NodeJS.Timeout | undefined
@@ -84,10 +125,18 @@ async function drain(state: FrontState, server: Server, log: Log): Promise<void>
 
 async function main(argv: string[]): Promise<void> {
   const [first, ...rest] = argv
+  if (first === '--help' || first === '-h' || first === 'help') return exitAfterOutput(0, `${HELP}\n`)
   if (first === undefined || first.startsWith('--')) return serveCommand(argv)
   if (first === 'serve') return serveCommand(rest)
-  process.stderr.write(`kindgi-pack-host: unknown command "${first}". Usage: kindgi-pack-host [serve] --index FILE [--module-root DIR] [--host ADDR]\n`)
+  const subcommand = SUBCOMMANDS[first]
+  if (subcommand !== undefined) return exitAfterOutput(await (await subcommand.load()).run(rest))
+  process.stderr.write(`kindgi-pack-host: unknown command "${first}". Usage: kindgi-pack-host [serve] --index FILE [--module-root DIR] [--host ADDR]; commands: ${Object.keys(SUBCOMMANDS).join(', ')} (see --help)\n`)
   process.exit(2)
+}
+
+/** Exits once stdout has taken everything: a script piping a subcommand's output gets all of it. */
+function exitAfterOutput(code: number, text = ''): void {
+  process.stdout.write(text, () => process.exit(code))
 }
 
 await main(process.argv.slice(2))

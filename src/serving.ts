@@ -3,7 +3,7 @@
 import type { LoadedPack } from './pack-index.js'
 import type { Pool } from './pool/pool.js'
 import { errorMessage } from './protocol/messages.js'
-import type { ErrorMessage, RequestMessage } from './protocol/wire.js'
+import type { ErrorMessage, RequestMessage, Target } from './protocol/wire.js'
 import type { RunnableEntry } from './protocol/worker-messages.js'
 
 export type Serving = {
@@ -42,6 +42,12 @@ export function infoBody(serving: Serving): Record<string, unknown> {
     checks: [...serving.checks.keys()],
     missingEnv: serving.missingEnv,
   }
+}
+
+/** Whether the served pack indexes this tool or check: only such ids become metric labels. */
+export function servesId(serving: Serving, about: Target): boolean {
+  if (about.target === 'check') return serving.checks.has(about.id)
+  return serving.tools.has(about.id) || serving.pack.declarativeTools.has(about.id)
 }
 
 export type Resolved = { kind: 'ok'; entry: RunnableEntry } | { kind: 'error'; error: ErrorMessage }

@@ -2,7 +2,7 @@
 // abortSignal, log, pause and files. secrets, connections and log are non-enumerable so
 // spreading or printing ctx never shows them.
 import type { WireContext } from '../src/protocol/wire.js'
-import type { CallIds, RunnableEntry } from '../src/protocol/worker-messages.js'
+import type { CallTask, RunnableEntry } from '../src/protocol/worker-messages.js'
 import { callLogger } from './call-log.js'
 
 export const PAUSE = Symbol('kindgi.pause')
@@ -19,7 +19,7 @@ export function buildToolContext(
   entry: RunnableEntry,
   wire: WireContext,
   signal: AbortSignal,
-  ids: CallIds,
+  task: Pick<CallTask, 'ids' | 'tmpDir'>,
   files: object | undefined,
 ): Record<string, unknown> {
   const ctx: Record<string, unknown> = {}
@@ -30,13 +30,14 @@ export function buildToolContext(
   for (const key of HIDDEN) {
     if (wire[key] !== undefined) Object.defineProperty(ctx, key, { value: wire[key], enumerable: false })
   }
-  Object.defineProperty(ctx, 'log', { value: callLogger({ target: 'tool', id: entry.id }, ids), enumerable: false })
+  Object.defineProperty(ctx, 'log', { value: callLogger({ target: 'tool', id: entry.id }, task.ids), enumerable: false })
   ctx.abortSignal = signal
   ctx.pause = (options?: { timeoutMs?: unknown; name?: unknown }): PauseRequest => ({
     [PAUSE]: true,
     timeoutMs: options?.timeoutMs,
     name: options?.name,
   })
+  if (task.tmpDir !== undefined) ctx.tmpDir = task.tmpDir
   if (files !== undefined) ctx.files = files
   return ctx
 }

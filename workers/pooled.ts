@@ -1,5 +1,5 @@
 // The Piscina task module: a warm worker that serves one call at a time, again and again.
-// A call that must not leave its worker reusable (context-isolated after a failure) posts
+// A call that must not leave its worker reusable (context-isolated after a failure, memMB) posts
 // its answer beside the task and never settles it, so Piscina cannot hand the worker a new
 // call before the front terminates it.
 import { parentPort } from 'node:worker_threads'
@@ -15,8 +15,8 @@ export default async function task(task: WorkerTask): Promise<CallResult | Probe
   if (task.type === 'probe') return { problems: loaded.problems }
   let result = await runCall(loaded.entries, task)
   // A throw no call owned was held while this worker ran (or waited): answer, then retire.
-  if (strayErrorSeen()) result = { ...result, retire: true, retireBecause: 'crash' }
-  if (result.retire !== true) return result
+  if (result.retire === undefined && strayErrorSeen()) result = { ...result, retire: 'crash' }
+  if (result.retire === undefined) return result
   const event: WorkerEvent = { type: 'kindgi-result', callId: task.callId, result }
   parentPort!.postMessage(event)
   return new Promise<never>(() => {})

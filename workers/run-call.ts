@@ -1,47 +1,66 @@
 // Runs one call in a worker: validate, run the handler or check, validate what it returned,
 // and answer with the serialized response message. Every outcome is a typed result.
 import { toIssues } from '../src/ajv.js'
-import { errorMessage, handlerThrow, validationText } from '../src/protocol/messages.js'
+import { errorMessage, handlerThrow, memoryExceeded, validationText } from '../src/protocol/messages.js'
 import type { CheckInvoke, ResponseMessage, Target, ToolInvoke } from '../src/protocol/wire.js'
 import type { CallResult, CallTask } from '../src/protocol/worker-messages.js'
+import { parentPort, threadId } from 'node:worker_threads'
 import { forgetCall, registerCall } from './abort-registry.js'
 import { buildToolContext, isPauseRequest } from './context.js'
+import { buildFiles } from './files.js'
+import { setWritableFolder } from './fs-guard.js'
+import { setCurrentTarget } from './guards.js'
 import type { LoadedEntry } from './load-entries.js'
+import { overLimit, watchMemory } from './memory-watch.js'
 import { runOwned } from './stray-errors.js'
 
 const MAX_PAUSE_MS = 2073600000
 
-/** Installed by the worker entry to provide ctx.files (protocol 2.10); absent means no files. */
-export type FilesFactory = (entry: LoadedEntry['entry'], task: CallTask, wire: ToolInvoke['ctx'], signal: AbortSignal) => object | undefined
-
-export async function runCall(loaded: Map<string, LoadedEntry>, task: CallTask, files?: FilesFactory): Promise<CallResult> {
+export async function runCall(loaded: Map<string, LoadedEntry>, task: CallTask): Promise<CallResult> {
   const item = loaded.get(task.key)
   const message = JSON.parse(task.body) as ToolInvoke | CheckInvoke
   if (item === undefined) {
     const about: Target = message.kind === 'invoke' ? { target: 'tool', id: message.tool.id } : { target: 'check', id: message.check.id }
     return answer(errorMessage(about.target === 'tool' ? 'tool-not-in-pack' : 'check-not-in-pack', `${about.id} is not loaded in this worker`, about))
   }
+  const { entry } = item
+  setCurrentTarget(entry.id)
+  if (entry.posture === 'strict') setWritableFolder(entry.id, task.tmpDir)
+  // The front measures a cpuMs budget on this worker's event loop from the moment it hears this.
+  if (entry.cpuMs !== undefined) parentPort?.postMessage({ type: 'kindgi-started', callId: task.callId, threadId })
   const signal = registerCall(task.callId)
+  const memory = entry.memMB !== undefined ? watchMemory(entry.memMB) : undefined
   try {
-    return await runOwned(task.callId, () =>
-      message.kind === 'invoke' ? runTool(item, message, task, signal, files) : runCheck(item, message, signal),
+    // Owned by the call: a throw from code it started is its own, not a stray (stray-errors.ts).
+    const running = runOwned(task.callId, () =>
+      message.kind === 'invoke' ? runTool(item, message, task, signal) : runCheck(item, message, signal),
     )
+    if (memory === undefined) return await running
+    const result = await Promise.race([running, memory.tripped.then(() => undefined)])
+    if (result === undefined || overLimit(entry.memMB as number)) return memoryExceededResult(item)
+    return result
   } finally {
+    memory?.stop()
     forgetCall(task.callId)
   }
 }
 
-function answer(message: ResponseMessage, retire = false): CallResult {
+function memoryExceededResult(item: LoadedEntry): CallResult {
+  const about: Target = { target: item.entry.target, id: item.entry.id }
+  return { ...answer(memoryExceeded(about, item.entry.memMB as number)), retire: 'memory' }
+}
+
+function answer(message: ResponseMessage, retire?: CallResult['retire']): CallResult {
   const outcome = message.kind === 'error' ? message.code : 'ok'
-  return retire ? { outcome, body: JSON.stringify(message), retire } : { outcome, body: JSON.stringify(message) }
+  return retire !== undefined ? { outcome, body: JSON.stringify(message), retire } : { outcome, body: JSON.stringify(message) }
 }
 
 /** A context-isolated worker is replaced after any call that failed inside its handler. */
-function retireAfterFailure(item: LoadedEntry): boolean {
-  return item.entry.posture === 'context-isolated'
+function retireAfterFailure(item: LoadedEntry): CallResult['retire'] {
+  return item.entry.posture === 'context-isolated' ? 'failed' : undefined
 }
 
-async function runTool(item: LoadedEntry, message: ToolInvoke, task: CallTask, signal: AbortSignal, files?: FilesFactory): Promise<CallResult> {
+async function runTool(item: LoadedEntry, message: ToolInvoke, task: CallTask, signal: AbortSignal): Promise<CallResult> {
   const { entry } = item
   const about: Target = { target: 'tool', id: entry.id }
   const input = message.input
@@ -49,7 +68,7 @@ async function runTool(item: LoadedEntry, message: ToolInvoke, task: CallTask, s
     const issues = toIssues(item.validateInput.errors)
     return answer(errorMessage('input-validation-failed', validationText(`Input for tool "${entry.id}"`, issues), about, { issues }))
   }
-  const ctx = buildToolContext(entry, message.ctx, signal, task.ids, files?.(entry, task, message.ctx, signal))
+  const ctx = buildToolContext(entry, message.ctx, signal, task, buildFiles(task, signal))
   let value: unknown
   try {
     value = await item.handler!(input, ctx)

@@ -2,6 +2,7 @@
 // settings every request consults.
 import type { Config } from '../config.js'
 import type { Log } from '../log.js'
+import type { Metrics, RefusalReason } from '../metrics.js'
 import type { Serving } from '../serving.js'
 import type { InFlight } from './in-flight.js'
 
@@ -12,6 +13,8 @@ export type FrontState = {
   log: Log
   /** Invoke requests not yet answered. */
   inFlight: InFlight
+  /** NO_METRICS unless KINDGI_PACK_METRICS_PORT is set. */
+  metrics: Metrics
 }
 
 export type NotReady = { error: 'draining' } | { error: 'missing env'; missingEnv: string[] } | { error: 'not ready' }
@@ -24,4 +27,11 @@ export function notReady(state: FrontState): NotReady | undefined {
     return { error: 'missing env', missingEnv: state.serving.missingEnv }
   }
   return undefined
+}
+
+/** The metrics label for a not-ready answer. */
+export function refusalReason(why: NotReady): RefusalReason {
+  if (why.error === 'draining') return 'draining'
+  if (why.error === 'missing env') return 'missing-env'
+  return 'not-ready'
 }

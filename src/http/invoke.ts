@@ -2,13 +2,16 @@
 // content type, size, admission, parse, the ctx tenant, then one worker call. Every 503
 // here means the call never reached a worker.
 import type { HttpBindings } from '@hono/node-server'
+import type { ServerResponse } from 'node:http'
 import type { Context } from 'hono'
 import type { CallOutcome } from '../protocol/error-codes.js'
 import { parseRequest } from '../protocol/parse.js'
-import type { Target } from '../protocol/wire.js'
-import { resolveEntry, type Serving } from '../serving.js'
+import type { RequestMessage, Target } from '../protocol/wire.js'
+import type { RunnableEntry } from '../protocol/worker-messages.js'
+import type { FileGrant } from '../pool/tool-files.js'
+import { resolveEntry, servesId, type Serving } from '../serving.js'
 import { callFields, callLine, type CallFields } from './call-line.js'
-import { notReady, type FrontState } from './front-state.js'
+import { notReady, refusalReason, type FrontState } from './front-state.js'
 import { tenantMismatch } from './guards.js'
 import { BODY_LIMIT, readBody } from './read-body.js'
 
@@ -40,14 +43,20 @@ export async function invoke(c: Ctx, state: FrontState, options: InvokeOptions):
   const headers = incoming.headers
 
   const refusal = notReady(state)
-  if (refusal !== undefined) return c.json(refusal, 503, RETRY)
+  if (refusal !== undefined) {
+    state.metrics.refused(refusalReason(refusal))
+    return c.json(refusal, 503, RETRY)
+  }
   const serving = state.serving as Serving
   if (!isJson(headers['content-type'])) return c.json({ error: 'Content-Type must be application/json' }, 415)
   const declared = headers['content-length']
   if (declared !== undefined && Number(declared) > BODY_LIMIT) return tooLarge(c)
 
   const slot = serving.pool.dispatcher.admit()
-  if (slot === undefined) return c.json({ error: 'overloaded' }, 503, RETRY)
+  if (slot === undefined) {
+    state.metrics.refused('overloaded')
+    return c.json({ error: 'overloaded' }, 503, RETRY)
+  }
 
   const body = await readBody(incoming, BODY_LIMIT, options.bodyTimeoutMs)
   if (body.kind !== 'ok') {
@@ -58,8 +67,12 @@ export async function invoke(c: Ctx, state: FrontState, options: InvokeOptions):
   }
 
   const pack = serving.pack.index
-  const log = (about: Target | undefined, outcome: CallOutcome, fields: CallFields) =>
-    state.log.info('call', callLine(about, outcome, startedAt, fields, pack))
+  const log = (about: Target | undefined, outcome: CallOutcome, fields: CallFields) => {
+    const line = callLine(about, outcome, startedAt, fields, pack)
+    state.log.info('call', line)
+    const id = about !== undefined && servesId(serving, about) ? about.id : undefined
+    state.metrics.callFinished({ target: about?.target, id, outcome, durationMs: line.durationMs as number })
+  }
   const answer = (bodyText: string) =>
     c.body(bodyText, 200, {
       'Content-Type': 'application/json',
@@ -89,11 +102,7 @@ export async function invoke(c: Ctx, state: FrontState, options: InvokeOptions):
     return answer(JSON.stringify(resolved.error))
   }
 
-  const gone = new AbortController()
-  const onClose = () => {
-    if (!outgoing.writableEnded) gone.abort()
-  }
-  outgoing.once('close', onClose)
+  const { body: workerBody, files, grant } = toolFilesOf(message, resolved.entry, body.text)
   const callId = nextCallId++
   const result = await slot.run(
     resolved.entry,
@@ -101,14 +110,46 @@ export async function invoke(c: Ctx, state: FrontState, options: InvokeOptions):
       type: 'call',
       callId,
       key: resolved.entry.key,
-      body: body.text,
+      body: workerBody,
       ids: { tenantId: fields.tenantId, runId: fields.runId, requestId: fields.requestId, traceId: fields.traceId },
+      ...(files !== undefined ? { files } : {}),
     },
-    { timeoutMs: timeoutOf(headers['kindgi-timeout-ms']), callerGone: gone.signal },
+    { timeoutMs: timeoutOf(headers['kindgi-timeout-ms']), onCallerGone: (listener) => callerGone(outgoing, listener), ...(grant !== undefined ? { files: grant } : {}) },
   )
-  outgoing.off('close', onClose)
   log(parsed.about, result.outcome, fields)
   return answer(result.body)
+}
+
+/** The caller went away: the response closed before it was written. */
+function callerGone(outgoing: ServerResponse, listener: () => void): () => void {
+  if (outgoing.destroyed && !outgoing.writableEnded) {
+    queueMicrotask(listener)
+    return () => undefined
+  }
+  const onClose = () => {
+    if (!outgoing.writableEnded) listener()
+  }
+  outgoing.once('close', onClose)
+  return () => outgoing.off('close', onClose)
+}
+
+/**
+ * toolFiles never reaches pack code (CONTRACT §7): the worker gets the message without it,
+ * and which of files.store/read the handler may use; the front keeps the URL and token.
+ */
+function toolFilesOf(
+  message: RequestMessage,
+  entry: RunnableEntry,
+  raw: string,
+): { body: string; files?: { store: boolean; read: boolean }; grant?: FileGrant } {
+  if (message.kind !== 'invoke' || message.ctx.toolFiles === undefined) return { body: raw }
+  const { toolFiles, ...ctx } = message.ctx
+  const body = JSON.stringify({ ...message, ctx })
+  const store = entry.storesFiles && typeof ctx.idempotencyKey === 'string'
+  const read = entry.readsFiles
+  const valid = typeof toolFiles === 'object' && toolFiles !== null && typeof toolFiles.url === 'string' && typeof toolFiles.token === 'string'
+  if (!valid || (!store && !read)) return { body }
+  return { body, files: { store, read }, grant: { url: toolFiles.url, token: toolFiles.token } }
 }
 
 function tooLarge(c: Ctx): Response {

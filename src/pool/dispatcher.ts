@@ -1,15 +1,25 @@
 // Admission and the life of one call: the concurrency cap (503 before anything runs),
 // the deadline and the caller leaving (answered at once), and the slot that is free again
 // only when its worker is.
-import { cancelled, deadlineExceeded, memoryExceeded, workerDied } from '../protocol/messages.js'
+import { cancelled, cpuExceeded, deadlineExceeded, memoryExceeded, workerDied } from '../protocol/messages.js'
 import type { CallOutcome } from '../protocol/error-codes.js'
 import type { ResponseMessage, Target } from '../protocol/wire.js'
 import type { CallTask, RunnableEntry } from '../protocol/worker-messages.js'
+import type { CallTmp } from './call-tmp.js'
+import type { FileGrant, ToolFiles } from './tool-files.js'
 import type { GroupAnswer, RunningCall, WorkerGroup } from './group.js'
+
+const CPU_CHECK_MS = 20
 
 export type CallAnswer = { outcome: CallOutcome; body: string }
 
-export type CallLimits = { timeoutMs: number; callerGone: AbortSignal }
+export type CallLimits = {
+  timeoutMs: number
+  /** Calls `listener` once if the caller goes away before the answer; returns the unsubscribe. */
+  onCallerGone(listener: () => void): () => void
+  /** The call's toolFiles, used by the front on the handler's behalf until the call is answered. */
+  files?: FileGrant
+}
 
 export type Slot = {
   /** Runs the call on the slot; the slot frees itself when the worker does. */
@@ -36,7 +46,12 @@ function fromGroup(answer: GroupAnswer, entry: RunnableEntry, about: Target): Ca
   return encode(workerDied(about, answer.detail))
 }
 
-export function createDispatcher(groupOf: (entry: RunnableEntry) => WorkerGroup, cap: number): Dispatcher {
+export function createDispatcher(
+  groupOf: (entry: RunnableEntry) => WorkerGroup,
+  cap: number,
+  callTmp: CallTmp,
+  toolFiles: ToolFiles,
+): Dispatcher {
   let taken = 0
   let idleWaiters: Array<() => void> = []
 
@@ -59,12 +74,23 @@ export function createDispatcher(groupOf: (entry: RunnableEntry) => WorkerGroup,
         used = true
         free()
       },
-      run(entry, task, limits) {
+      async run(entry, task, limits) {
         used = true
         const about: Target = { target: entry.target, id: entry.id }
-        const running = groupOf(entry).run(task)
-        void running.freed.then(free)
-        return race(running, entry, about, limits)
+        const tmpDir = entry.posture === 'strict' ? await callTmp.make() : undefined
+        const running = groupOf(entry).run(tmpDir === undefined ? task : { ...task, tmpDir })
+        void running.freed.then(() => {
+          if (tmpDir !== undefined) callTmp.remove(tmpDir)
+          free()
+        })
+        if (limits.files === undefined) return race(running, entry, about, limits)
+        // The file token is valid until the call's answer or deadline, whichever comes first.
+        const ended = new AbortController()
+        const revoke = toolFiles.grant(task.callId, limits.files, ended.signal)
+        const answer = await race(running, entry, about, limits)
+        ended.abort()
+        revoke()
+        return answer
       },
     }
   }
@@ -79,11 +105,13 @@ export function createDispatcher(groupOf: (entry: RunnableEntry) => WorkerGroup,
 function race(running: RunningCall, entry: RunnableEntry, about: Target, limits: CallLimits): Promise<CallAnswer> {
   return new Promise<CallAnswer>((resolve) => {
     let answered = false
+    let unsubscribe = () => {}
     const finish = (answer: CallAnswer) => {
       if (answered) return
       answered = true
       clearTimeout(deadline)
-      limits.callerGone.removeEventListener('abort', onGone)
+      clearInterval(cpuWatch)
+      unsubscribe()
       resolve(answer)
     }
     const deadline = setTimeout(() => {
@@ -94,8 +122,18 @@ function race(running: RunningCall, entry: RunnableEntry, about: Target, limits:
       running.stop('cancelled')
       finish(encode(cancelled(about)))
     }
-    if (limits.callerGone.aborted) onGone()
-    else limits.callerGone.addEventListener('abort', onGone, { once: true })
+    // cpuMs: the worker's busy time, read often enough to stop a call within ~100 ms past its budget.
+    const cpuMs = entry.cpuMs
+    const cpuWatch =
+      cpuMs === undefined
+        ? undefined
+        : setInterval(() => {
+            const busy = running.busyMs()
+            if (busy === undefined || busy <= cpuMs) return
+            running.stop('cpu')
+            finish(encode(cpuExceeded(about, cpuMs)))
+          }, CPU_CHECK_MS)
+    unsubscribe = limits.onCallerGone(onGone)
     void running.answer.then((answer) => finish(fromGroup(answer, entry, about)))
   })
 }

@@ -1,6 +1,9 @@
 // The one interface the dispatcher sees for a set of workers that run the same entries
 // under the same posture and limits, whatever keeps them (Piscina or single-use spares).
+import type { Worker } from 'node:worker_threads'
 import type { CallResult, CallTask, RunnableEntry } from '../protocol/worker-messages.js'
+import type { ThreadBudget } from './thread-budget.js'
+import type { FileRequest } from './tool-files.js'
 
 export type ReplaceReason = 'deadline' | 'cancelled' | 'memory' | 'cpu' | 'crash' | 'strict' | 'context-isolated'
 
@@ -17,8 +20,8 @@ export type RunningCall = {
   freed: Promise<void>
   /** Fires the call's abortSignal and terminates the worker if it has not settled after the grace. */
   stop(reason: StopReason): void
-  /** The worker's thread id once known (for CPU accounting). */
-  threadId(): Promise<number | undefined>
+  /** Milliseconds the worker's event loop has been busy on this call, once the worker said it started. */
+  busyMs(): number | undefined
 }
 
 export type WorkerGroup = {
@@ -28,6 +31,8 @@ export type WorkerGroup = {
   probe(): Promise<string[]>
   run(task: CallTask): RunningCall
   workerCount(): number
+  /** The group's live worker threads, for the thread budget's utilization samples. */
+  threads(): Worker[]
   close(): Promise<void>
 }
 
@@ -38,8 +43,23 @@ export type GroupOptions = {
   memMB: number | undefined
   maxThreads: number
   abortChannel: string
-  execArgv: string[]
   onReplaced(reason: ReplaceReason, id: string | undefined): void
+  /** Shared by every group: how many calls may be on worker threads at once. */
+  budget: ThreadBudget
+  /** A handler asked for ctx.files.store/read: the front makes the request. */
+  onFileRequest(request: FileRequest): void
+}
+
+export type EventLoopUtilization = ReturnType<Worker['performance']['eventLoopUtilization']>
+
+/** Busy time of a worker since a baseline, read from this thread (CONTRACT §6 cpuMs). */
+export function busySince(worker: Worker, baseline: EventLoopUtilization): number {
+  return worker.performance.eventLoopUtilization(baseline).active
+}
+
+/** The reason a worker retired by a call is replaced. */
+export function retireReason(retire: 'failed' | 'memory' | 'crash'): ReplaceReason {
+  return retire === 'memory' ? 'memory' : retire === 'crash' ? 'crash' : 'context-isolated'
 }
 
 /** How long a handler may take to settle after its abortSignal fired before its worker is terminated. */

@@ -2,13 +2,14 @@
 // holds the group's modules and runs one call at a time. Piscina gives us the queue and
 // worker replacement; deadlines, retirement and the abort notice are ours.
 import { fileURLToPath } from 'node:url'
-import { BroadcastChannel } from 'node:worker_threads'
+import { BroadcastChannel, type Worker } from 'node:worker_threads'
 import { Piscina } from 'piscina'
 import type { AbortNotice, CallResult, CallTask, ProbeResult, WorkerEvent } from '../protocol/worker-messages.js'
 import {
-  ABORT_GRACE_MS, describeDeath, resourceLimits,
-  type GroupAnswer, type GroupOptions, type RunningCall, type StopReason, type WorkerGroup,
+  ABORT_GRACE_MS, busySince, describeDeath, resourceLimits, retireReason,
+  type EventLoopUtilization, type GroupAnswer, type GroupOptions, type RunningCall, type StopReason, type WorkerGroup,
 } from './group.js'
+import { createAbortHandle } from './abort-handle.js'
 
 const POOLED_WORKER = fileURLToPath(new URL('../../workers/pooled.js', import.meta.url))
 
@@ -17,7 +18,6 @@ export function createPiscinaGroup(options: GroupOptions & { minThreads: number 
     filename: POOLED_WORKER,
     workerData: { groupKey: options.key, entries: options.entries, abortChannel: options.abortChannel },
     env: options.env,
-    execArgv: options.execArgv,
     minThreads: Math.min(options.minThreads, options.maxThreads),
     maxThreads: options.maxThreads,
     idleTimeout: 30_000,
@@ -29,14 +29,23 @@ export function createPiscinaGroup(options: GroupOptions & { minThreads: number 
   aborts.unref()
   // A call that retires its worker answers here, beside its never-settling task.
   const retiring = new Map<number, (result: CallResult) => void>()
+  // Calls with a cpuMs budget say which thread runs them, so their busy time can be read.
+  const started = new Map<number, { worker: Worker; baseline: EventLoopUtilization }>()
+  const cpuCalls = new Set<number>()
+  const cpuLimited = new Set(options.entries.filter((e) => e.cpuMs !== undefined).map((e) => e.key))
   pool.on('message', (event: WorkerEvent) => {
     if (event?.type === 'kindgi-result') retiring.get(event.callId)?.(event.result)
+    if (event?.type === 'kindgi-files') options.onFileRequest(event)
+    if (event?.type === 'kindgi-started' && cpuCalls.has(event.callId)) {
+      const worker = pool.threads.find((t) => t.threadId === event.threadId)
+      if (worker !== undefined) started.set(event.callId, { worker, baseline: worker.performance.eventLoopUtilization() })
+    }
   })
   // An idle worker that dies (a timer throwing after its call answered) surfaces here.
   pool.on('error', () => options.onReplaced('crash', undefined))
 
   function run(task: CallTask): RunningCall {
-    const controller = new AbortController()
+    const abort = createAbortHandle()
     let settled = false
     let resolveAnswer!: (answer: GroupAnswer) => void
     const answer = new Promise<GroupAnswer>((resolve) => {
@@ -45,38 +54,59 @@ export function createPiscinaGroup(options: GroupOptions & { minThreads: number 
         resolve(a)
       }
     })
+    let resolveFreed!: () => void
+    const freed = new Promise<void>((resolve) => (resolveFreed = resolve))
     const id = task.key.slice(task.key.indexOf(':') + 1)
-    retiring.set(task.callId, (result) => {
-      resolveAnswer({ kind: 'result', result })
-      controller.abort()
-      options.onReplaced(result.retireBecause ?? 'context-isolated', id)
+    let running = false
+
+    const ticket = options.budget.enqueue(() => {
+      running = true
+      retiring.set(task.callId, (result) => {
+        resolveAnswer({ kind: 'result', result })
+        abort.abort()
+        options.onReplaced(retireReason(result.retire ?? 'failed'), id)
+      })
+      if (cpuLimited.has(task.key)) cpuCalls.add(task.callId)
+      pool.run(task, { signal: abort }).then(
+        (result: CallResult) => resolveAnswer({ kind: 'result', result }),
+        (err: unknown) => {
+          if (abort.aborted) return // terminated by us: the answer was already given
+          const death = describeDeath(err)
+          options.onReplaced(death.reason, id)
+          resolveAnswer({ kind: 'died', ...death })
+        },
+      ).finally(() => {
+        retiring.delete(task.callId)
+        cpuCalls.delete(task.callId)
+        started.delete(task.callId)
+        ticket.done()
+        resolveFreed()
+      })
     })
+
     let stopping = false
-    const done = pool.run(task, { signal: controller.signal }).then(
-      (result: CallResult) => resolveAnswer({ kind: 'result', result }),
-      (err: unknown) => {
-        if (controller.signal.aborted) return // terminated by us: the answer was already given
-        const death = describeDeath(err)
-        options.onReplaced(death.reason, id)
-        resolveAnswer({ kind: 'died', ...death })
-      },
-    )
-    const freed = done.then(() => {
-      retiring.delete(task.callId)
-    })
     function stop(reason: StopReason): void {
       if (settled || stopping) return
       stopping = true
+      // Still waiting for a thread: nothing ran, nothing to terminate.
+      if (!running && ticket.cancel()) {
+        resolveFreed()
+        return
+      }
       aborts.postMessage({ callId: task.callId, reason: reason === 'cancelled' ? 'cancelled' : 'deadline' } satisfies AbortNotice)
       const grace = setTimeout(() => {
         if (settled) return
         settled = true
-        controller.abort()
+        abort.abort()
         options.onReplaced(reason, id)
       }, reason === 'cpu' ? 0 : ABORT_GRACE_MS)
       void freed.then(() => clearTimeout(grace))
     }
-    return { answer, freed, stop, threadId: async () => undefined }
+    const busyMs = () => {
+      const s = started.get(task.callId)
+      return s === undefined ? undefined : busySince(s.worker, s.baseline)
+    }
+    return { answer, freed, stop, busyMs }
   }
 
   return {
@@ -88,6 +118,7 @@ export function createPiscinaGroup(options: GroupOptions & { minThreads: number 
     },
     run,
     workerCount: () => pool.threads.length,
+    threads: () => pool.threads,
     async close() {
       aborts.close()
       await pool.destroy()

@@ -1,6 +1,8 @@
 // Which workers run which entries (CONTRACT §6): policy only, no mechanics. `none` entries
 // share warm workers, split only where a worker-wide setting differs (heap limit, network
-// guard); `context-isolated` and `strict` entries get workers of their own.
+// guard). `strict` entries are split the same way: each call gets a fresh worker anyway, so
+// sharing a group only shares which modules a spare has imported, and keeps the number of
+// spares bounded whatever the number of tools. `context-isolated` entries get their own.
 import type { RunnableEntry } from '../protocol/worker-messages.js'
 
 export type GroupPlan = { key: string; posture: RunnableEntry['posture']; memMB: number | undefined; entries: RunnableEntry[] }
@@ -8,10 +10,8 @@ export type GroupPlan = { key: string; posture: RunnableEntry['posture']; memMB:
 export function planGroups(entries: RunnableEntry[]): GroupPlan[] {
   const groups = new Map<string, GroupPlan>()
   for (const entry of entries) {
-    const key =
-      entry.posture === 'none'
-        ? `shared${entry.memMB !== undefined ? `:memMB=${entry.memMB}` : ''}${entry.networkNone ? ':network=none' : ''}`
-        : `${entry.posture}:${entry.key}`
+    const settings = `${entry.memMB !== undefined ? `:memMB=${entry.memMB}` : ''}${entry.networkNone ? ':network=none' : ''}`
+    const key = entry.posture === 'context-isolated' ? `context-isolated:${entry.key}` : `${entry.posture}${settings}`
     let group = groups.get(key)
     if (group === undefined) {
       group = { key, posture: entry.posture, memMB: entry.memMB, entries: [] }

@@ -4,6 +4,9 @@
 import { randomUUID } from 'node:crypto'
 import type { Config } from '../config.js'
 import type { RunnableEntry } from '../protocol/worker-messages.js'
+import { createCallTmp } from './call-tmp.js'
+import { createThreadBudget } from './thread-budget.js'
+import { createToolFiles } from './tool-files.js'
 import { createDispatcher, type Dispatcher } from './dispatcher.js'
 import type { ReplaceReason, WorkerGroup } from './group.js'
 import { createPiscinaGroup } from './piscina-group.js'
@@ -13,6 +16,8 @@ import { createStrictGroup } from './strict-group.js'
 export type Pool = {
   dispatcher: Dispatcher
   workerCount(): number
+  /** Live workers by posture, for the workers gauge. */
+  workersByPosture(): Record<RunnableEntry['posture'], number>
   close(): Promise<void>
 }
 
@@ -21,17 +26,21 @@ export type PoolResult = { kind: 'ok'; pool: Pool } | { kind: 'error'; problems:
 export type PoolOptions = {
   entries: RunnableEntry[]
   env: Record<string, string>
-  config: Pick<Config, 'maxConcurrency'>
-  execArgv?: string[]
+  config: Pick<Config, 'maxConcurrency' | 'workerThreads'>
   onReplaced(reason: ReplaceReason, id: string | undefined): void
   /** How long module loading may take before boot gives up. */
   bootTimeoutMs?: number
+  /** Where strict calls get their ctx.tmpDir (set by the launcher under the permission model). */
+  tmpRoot?: string
 }
 
 export async function startPool(options: PoolOptions): Promise<PoolResult> {
   const abortChannel = `kindgi-pack-host-abort-${randomUUID()}`
+  const toolFiles = createToolFiles()
   const groups: WorkerGroup[] = []
+  const budget = createThreadBudget(options.config.workerThreads, () => groups.flatMap((g) => g.threads()))
   const byEntry = new Map<string, WorkerGroup>()
+  const postureOf = new Map<WorkerGroup, RunnableEntry['posture']>()
   for (const plan of planGroups(options.entries)) {
     const common = {
       key: plan.key,
@@ -40,29 +49,39 @@ export async function startPool(options: PoolOptions): Promise<PoolResult> {
       memMB: plan.memMB,
       maxThreads: options.config.maxConcurrency,
       abortChannel,
-      execArgv: options.execArgv ?? [],
       onReplaced: options.onReplaced,
+      onFileRequest: toolFiles.handle,
+      budget,
     }
     const group =
       plan.posture === 'strict'
         ? createStrictGroup(common)
         : createPiscinaGroup({ ...common, minThreads: plan.posture === 'none' ? 2 : 1 })
     groups.push(group)
+    postureOf.set(group, plan.posture)
     for (const entry of plan.entries) byEntry.set(entry.key, group)
   }
 
   const problems = await probeAll(groups, options.bootTimeoutMs ?? 30_000)
+  const callTmp = createCallTmp(options.tmpRoot)
   const close = async () => {
+    budget.close()
     await Promise.all(groups.map((g) => g.close()))
+    callTmp.close()
   }
   if (problems.length > 0) {
     await close()
     return { kind: 'error', problems }
   }
-  const dispatcher = createDispatcher((entry) => byEntry.get(entry.key) as WorkerGroup, options.config.maxConcurrency)
+  const dispatcher = createDispatcher((entry) => byEntry.get(entry.key) as WorkerGroup, options.config.maxConcurrency, callTmp, toolFiles)
+  const workersByPosture = () => {
+    const counts = { none: 0, 'context-isolated': 0, strict: 0 }
+    for (const [group, posture] of postureOf) counts[posture] += group.workerCount()
+    return counts
+  }
   return {
     kind: 'ok',
-    pool: { dispatcher, workerCount: () => groups.reduce((n, g) => n + g.workerCount(), 0), close },
+    pool: { dispatcher, workerCount: () => groups.reduce((n, g) => n + g.workerCount(), 0), workersByPosture, close },
   }
 }
 

@@ -5,8 +5,8 @@ import { fileURLToPath } from 'node:url'
 import { Worker } from 'node:worker_threads'
 import type { CallTask, WorkerEvent } from '../protocol/worker-messages.js'
 import {
-  ABORT_GRACE_MS, describeDeath, resourceLimits,
-  type GroupAnswer, type GroupOptions, type RunningCall, type StopReason, type WorkerGroup,
+  ABORT_GRACE_MS, busySince, describeDeath, resourceLimits,
+  type EventLoopUtilization, type GroupAnswer, type GroupOptions, type RunningCall, type StopReason, type WorkerGroup,
 } from './group.js'
 import { spareTarget } from './spare-sizing.js'
 
@@ -26,7 +26,6 @@ export function createStrictGroup(options: GroupOptions): WorkerGroup {
     const worker = new Worker(SINGLE_USE_WORKER, {
       workerData: { groupKey: options.key, entries: options.entries, abortChannel: options.abortChannel },
       env: options.env,
-      execArgv: options.execArgv,
       resourceLimits: resourceLimits(options.memMB),
     })
     live.add(worker)
@@ -54,68 +53,84 @@ export function createStrictGroup(options: GroupOptions): WorkerGroup {
 
   function run(task: CallTask): RunningCall {
     recentCalls.push(performance.now())
-    const spare = spares.shift() ?? spawn()
-    topUp()
-    const { worker } = spare
     const id = task.key.slice(task.key.indexOf(':') + 1)
     let settled = false
-    let terminatedFor: StopReason | 'strict' | undefined
-    const freed = new Promise<void>((resolve) => {
-      if (!live.has(worker)) resolve()
-      else worker.once('exit', () => resolve())
-    })
-    let failed!: (answer: GroupAnswer) => void
+    let worker: Worker | undefined
+    let terminatedFor: StopReason | 'strict' | 'memory' | undefined
+    let baseline: EventLoopUtilization | undefined
+    let resolveAnswer!: (answer: GroupAnswer) => void
     const answer = new Promise<GroupAnswer>((resolve) => {
-      failed = (a) => {
+      resolveAnswer = (a) => {
         if (settled) return
         settled = true
         resolve(a)
       }
+    })
+    let resolveFreed!: () => void
+    const freed = new Promise<void>((resolve) => (resolveFreed = resolve))
+
+    const ticket = options.budget.enqueue(() => {
+      const spare = spares.shift() ?? spawn()
+      topUp()
+      const w = spare.worker
+      worker = w
       let died: { reason: 'crash' | 'memory'; detail: string } | undefined
-      worker.on('message', (event: WorkerEvent) => {
+      w.on('message', (event: WorkerEvent) => {
+        if (event.type === 'kindgi-started') baseline = w.performance.eventLoopUtilization()
+        if (event.type === 'kindgi-files') options.onFileRequest(event)
         if (event.type !== 'kindgi-result' || settled) return
-        settled = true
-        resolve({ kind: 'result', result: event.result })
-        terminatedFor = 'strict'
-        void worker.terminate()
+        resolveAnswer({ kind: 'result', result: event.result })
+        terminatedFor = event.result.retire === 'memory' ? 'memory' : 'strict'
+        void w.terminate()
       })
-      worker.once('error', (err) => {
+      w.once('error', (err) => {
         died = describeDeath(err)
       })
-      worker.once('exit', (code) => {
+      const onExit = (code: number) => {
+        ticket.done()
+        resolveFreed()
         if (terminatedFor !== undefined) {
           options.onReplaced(terminatedFor, id)
           return
         }
         const death = died ?? { reason: 'crash' as const, detail: `code ${code}` }
         options.onReplaced(death.reason, id)
-        if (settled) return
-        settled = true
-        resolve({ kind: 'died', ...death })
+        resolveAnswer({ kind: 'died', ...death })
+      }
+      if (live.has(w)) w.once('exit', onExit)
+      else onExit(1)
+      void spare.ready.then((problems) => {
+        if (settled || terminatedFor !== undefined) return
+        if (problems.length > 0) {
+          terminatedFor = 'strict'
+          void w.terminate()
+          resolveAnswer({ kind: 'died', reason: 'crash', detail: problems.join('; ') })
+          return
+        }
+        w.postMessage(task)
       })
     })
-    void spare.ready.then((problems) => {
-      if (settled) return
-      if (problems.length > 0) {
-        terminatedFor = 'strict'
-        void worker.terminate()
-        failed({ kind: 'died', reason: 'crash', detail: problems.join('; ') })
-        return
-      }
-      worker.postMessage(task)
-    })
+
     function stop(reason: StopReason): void {
       if (settled || terminatedFor !== undefined) return
-      worker.postMessage({ type: 'abort', callId: task.callId, reason: reason === 'cancelled' ? 'cancelled' : 'deadline' })
+      // Still waiting for its turn: no worker was taken, nothing ran.
+      if (worker === undefined && ticket.cancel()) {
+        settled = true
+        resolveFreed()
+        return
+      }
+      const w = worker as Worker
+      w.postMessage({ type: 'abort', callId: task.callId, reason: reason === 'cancelled' ? 'cancelled' : 'deadline' })
       const grace = setTimeout(() => {
         if (terminatedFor !== undefined) return
         settled = true
         terminatedFor = reason
-        void worker.terminate()
+        void w.terminate()
       }, reason === 'cpu' ? 0 : ABORT_GRACE_MS)
       void freed.then(() => clearTimeout(grace))
     }
-    return { answer, freed, stop, threadId: async () => worker.threadId }
+    const busyMs = () => (baseline === undefined || worker === undefined ? undefined : busySince(worker, baseline))
+    return { answer, freed, stop, busyMs }
   }
 
   return {
@@ -130,6 +145,7 @@ export function createStrictGroup(options: GroupOptions): WorkerGroup {
     },
     run,
     workerCount: () => live.size,
+    threads: () => [...live],
     async close() {
       closed = true
       await Promise.all([...live].map((w) => w.terminate()))

@@ -2,6 +2,7 @@
 // errors do not survive the crossing (their name and fields are lost), so a worker
 // always answers with a typed result and throws only for bugs.
 import type { Posture } from '../config.js'
+import type { FileRequest } from '../pool/tool-files.js'
 import type { CallOutcome } from './error-codes.js'
 
 /** One tool version or check as a worker needs it: where its code is and what it declares. */
@@ -46,6 +47,10 @@ export type CallTask = {
   /** The request message exactly as received: the worker parses it itself (cheaper than a clone). */
   body: string
   ids: CallIds
+  /** strict posture only: the call's own folder, the one place it may write. */
+  tmpDir?: string
+  /** Which of ctx.files the call gets; the runtime's URL and token stay in the front. */
+  files?: { store: boolean; read: boolean }
 }
 
 export type ProbeTask = { type: 'probe' }
@@ -56,10 +61,12 @@ export type WorkerTask = CallTask | ProbeTask
 export type CallResult = {
   outcome: CallOutcome
   body: string
-  /** The worker must not serve another call (context-isolated after a failure). */
-  retire?: boolean
-  /** Why it retires, when not for the context-isolated rule: a throw no call owned ("crash"). */
-  retireBecause?: 'crash'
+  /**
+   * The worker must not serve another call: `failed` (context-isolated after a failure in
+   * the handler), `memory` (its heap plus array buffers passed memMB), `crash` (a throw no
+   * running call owned was held while it served: workers/stray-errors.ts).
+   */
+  retire?: 'failed' | 'memory' | 'crash'
 }
 
 export type ProbeResult = { problems: string[] }
@@ -69,6 +76,7 @@ export type WorkerEvent =
   | { type: 'kindgi-ready'; problems: string[] }
   | { type: 'kindgi-result'; callId: number; result: CallResult }
   | { type: 'kindgi-started'; callId: number; threadId: number }
+  | FileRequest
 
 /** Messages the front sends to workers on the abort BroadcastChannel. */
 export type AbortNotice = { callId: number; reason: 'deadline' | 'cancelled' }

@@ -3,6 +3,8 @@
 import { mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { createServer } from 'node:net'
+import type { AddressInfo } from 'node:net'
 import { describe, expect, it } from 'vitest'
 import { BASIC_INDEX, FIXTURES, invoke, request, sleep, spawnHost, TOKEN } from '../helpers/host.js'
 
@@ -127,6 +129,23 @@ describe('boot-failed', () => {
     expect(problems.some((p) => p.includes('tools/no-export.js') && p.includes('no handler'))).toBe(true)
     expect(problems.some((p) => p.includes('no-check') && p.includes('no check'))).toBe(true)
     expect(host.lines.some((l) => l.kind === 'listening')).toBe(false)
+  })
+})
+
+describe('a port already in use', () => {
+  it('is one boot-failed line naming the address, exit 1, not a stack trace', async () => {
+    const blocker = createServer()
+    await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve))
+    const port = (blocker.address() as AddressInfo).port
+    try {
+      const host = await spawnHost({ waitListening: false, env: { PORT: String(port) } })
+      expect(await host.exited).toBe(1)
+      expect(host.lines.filter((l) => l.kind === 'non-json')).toEqual([])
+      const failed = host.lines.find((l) => l.kind === 'boot-failed')!
+      expect((failed.problems as string[])[0]).toMatch(/EADDRINUSE/)
+    } finally {
+      blocker.close()
+    }
   })
 })
 

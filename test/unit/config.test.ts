@@ -1,6 +1,6 @@
 // Config: every input of CONTRACT §1 parsed once, defaults, and problems collected.
 import { mkdtempSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { availableParallelism, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { FRONT_DEFAULTS, loadConfig, parseArgs } from '../../src/config.js'
@@ -13,8 +13,8 @@ describe('defaults', () => {
     expect(result).toEqual({
       kind: 'ok',
       config: {
-        indexPath: '/app/index.json', moduleRoot: '/app', host: undefined, port: 8080, token: 'tok', maxConcurrency: 32,
-        tenantId: undefined, envCheck: 'strict', envFilter: true, sandbox: 'none', watch: false,
+        indexPath: '/app/index.json', moduleRoot: '/app', host: undefined, port: 8080, token: 'tok', maxConcurrency: 32, workerThreads: availableParallelism(),
+        tenantId: undefined, envCheck: 'strict', envFilter: true, sandbox: 'none', watch: false, metricsPort: undefined,
         front: { headersTimeoutMs: 10_000, bodyTimeoutMs: 30_000, keepAliveTimeoutMs: 65_000, maxConnections: 1_024 },
       },
     })
@@ -42,6 +42,14 @@ describe('environment values and their rules', () => {
   it('PORT 0 is allowed; out of range or not an integer is a problem', () => {
     expect(loadConfig([], { ...TOKEN, PORT: '0' })).toMatchObject({ config: { port: 0 } })
     for (const port of ['65536', '-1', '80.5', 'http']) expect(loadConfig([], { ...TOKEN, PORT: port }).kind).toBe('error')
+  })
+  it('KINDGI_PACK_METRICS_PORT turns metrics on at a port 0–65535 other than PORT; unset or empty leaves them off', () => {
+    expect(loadConfig([], { ...TOKEN, KINDGI_PACK_METRICS_PORT: '9464' })).toMatchObject({ config: { metricsPort: 9464 } })
+    expect(loadConfig([], { ...TOKEN, PORT: '0', KINDGI_PACK_METRICS_PORT: '0' })).toMatchObject({ config: { port: 0, metricsPort: 0 } })
+    expect(loadConfig([], { ...TOKEN, KINDGI_PACK_METRICS_PORT: '' })).toMatchObject({ config: { metricsPort: undefined } })
+    for (const bad of ['65536', '-1', 'on', '8080']) {
+      expect(loadConfig([], { ...TOKEN, KINDGI_PACK_METRICS_PORT: bad })).toMatchObject({ kind: 'error', problems: [expect.stringContaining('KINDGI_PACK_METRICS_PORT')] })
+    }
   })
   it('the cap must be an integer >= 1', () => {
     expect(loadConfig([], { ...TOKEN, KINDGI_PACK_SERVICE_MAX_CONCURRENCY: '3' })).toMatchObject({ config: { maxConcurrency: 3 } })

@@ -1,0 +1,28 @@
+// The strict posture's per-call folder (ctx.tmpDir): made before the call, removed once its
+// worker is gone. Names are random so one call cannot guess another's; under the
+// permission model only `<root>/call-*` is writable and the root itself cannot be listed.
+import { randomUUID } from 'node:crypto'
+import { mkdirSync, rmSync } from 'node:fs'
+import { mkdir, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+
+export type CallTmp = { make(): Promise<string>; remove(path: string): void; close(): void }
+
+export function createCallTmp(root: string | undefined): CallTmp {
+  const own = root === undefined
+  const base = root ?? `${tmpdir()}/kindgi-pack-host-${process.pid}-${randomUUID().slice(0, 8)}`
+  if (own) mkdirSync(base, { recursive: true, mode: 0o700 })
+  return {
+    async make() {
+      const path = `${base}/call-${randomUUID()}`
+      await mkdir(path, { mode: 0o700 })
+      return path
+    },
+    remove(path) {
+      void rm(path, { recursive: true, force: true }).catch(() => undefined)
+    },
+    close() {
+      if (own) rmSync(base, { recursive: true, force: true })
+    },
+  }
+}

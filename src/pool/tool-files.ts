@@ -1,0 +1,83 @@
+// Tool files (protocol 2.10, CONTRACT §7) made by the host on a handler's behalf: the
+// runtime's file URL and token stay in the front, never in a worker. Each request lives
+// only while its call does: the call's answer or deadline aborts it.
+import type { MessagePort } from 'node:worker_threads'
+
+export type FileGrant = { url: string; token: string }
+
+export type FileRequest =
+  | { type: 'kindgi-files'; callId: number; op: 'store'; bytes: ArrayBuffer; name: string; contentType: string; port: MessagePort }
+  | { type: 'kindgi-files'; callId: number; op: 'read'; artifactId: string; port: MessagePort }
+
+export type FileValue = Record<string, unknown> | { bytes: ArrayBuffer } | { busy: true }
+export type FileReply = { kind: 'ok'; value: FileValue } | { kind: 'error'; message: string }
+
+export type ToolFiles = {
+  /** Lets a call's worker use the grant until `signal` aborts; returns the revoke. */
+  grant(callId: number, grant: FileGrant, signal: AbortSignal): () => void
+  handle(request: FileRequest): void
+}
+
+async function isBusy(res: Response): Promise<boolean> {
+  if (res.status !== 503) return false
+  return (await res.text()).includes('tool-files-busy')
+}
+
+async function jsonObject(res: Response, what: string): Promise<Record<string, unknown>> {
+  const value = (await res.json()) as unknown
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new Error(`The runtime answered a ${what} with ${JSON.stringify(value)}`)
+  return value as Record<string, unknown>
+}
+
+async function store(grant: FileGrant, request: Extract<FileRequest, { op: 'store' }>, signal: AbortSignal): Promise<FileValue> {
+  const res = await fetch(grant.url, {
+    method: 'POST',
+    body: new Uint8Array(request.bytes),
+    headers: {
+      'Content-Type': request.contentType,
+      'Kindgi-File-Name': encodeURIComponent(request.name),
+      Authorization: `Bearer ${grant.token}`,
+    },
+    signal,
+  })
+  if (await isBusy(res)) return { busy: true }
+  if (res.status !== 200) throw new Error(`The runtime's file store answered ${res.status} to a store`)
+  return jsonObject(res, 'store')
+}
+
+async function read(grant: FileGrant, request: Extract<FileRequest, { op: 'read' }>, signal: AbortSignal): Promise<FileValue> {
+  const res = await fetch(`${grant.url.replace(/\/+$/, '')}/${encodeURIComponent(request.artifactId)}`, {
+    headers: { Authorization: `Bearer ${grant.token}` },
+    signal,
+  })
+  if (await isBusy(res)) return { busy: true }
+  if (res.status !== 200) throw new Error(`The runtime's file store answered ${res.status} to a read`)
+  if ((res.headers.get('content-type') ?? '').includes('application/json')) return jsonObject(res, 'read')
+  return { bytes: await res.arrayBuffer() }
+}
+
+export function createToolFiles(): ToolFiles {
+  const grants = new Map<number, { grant: FileGrant; signal: AbortSignal }>()
+  return {
+    grant(callId, grant, signal) {
+      grants.set(callId, { grant, signal })
+      return () => grants.delete(callId)
+    },
+    handle(request) {
+      const reply = (message: FileReply, transfer: ArrayBuffer[] = []) => {
+        request.port.postMessage(message, transfer)
+        request.port.close()
+      }
+      const held = grants.get(request.callId)
+      if (held === undefined || held.signal.aborted) {
+        reply({ kind: 'error', message: 'The call has ended: its file token is no longer valid' })
+        return
+      }
+      const work = request.op === 'store' ? store(held.grant, request, held.signal) : read(held.grant, request, held.signal)
+      work.then(
+        (value) => reply({ kind: 'ok', value }, 'bytes' in value && value.bytes instanceof ArrayBuffer ? [value.bytes] : []),
+        (err: Error) => reply({ kind: 'error', message: held.signal.aborted ? 'The call ended before the file request finished' : err.message }),
+      )
+    },
+  }
+}

@@ -1,0 +1,188 @@
+// CONTRACT §6 in full, against a hostile pack: under KINDGI_PACK_SANDBOX=strict pack code
+// reaches the token by no means, writes only in ctx.tmpDir, spawns nothing and keeps no
+// state; memMB, cpuMs and network none hold; every escape leaves the service serving.
+import { createHash } from 'node:crypto'
+import { cpSync, existsSync, mkdtempSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { FIXTURES, invoke, sleep, spawnHost, TOKEN, type Host } from '../helpers/host.js'
+
+const HOSTILE = `${FIXTURES}/hostile-pack/index.json`
+const sha = (s: string) => createHash('sha256').update(s).digest('hex')
+
+async function servesNormally(host: Host): Promise<void> {
+  expect((await invoke(host, 'echo', { still: 'serving' })).body).toEqual({ v: 2, kind: 'result', output: { still: 'serving' } })
+}
+
+describe('under KINDGI_PACK_SANDBOX=strict the token is out of reach', () => {
+  let host: Host
+  beforeAll(async () => {
+    // The token comes as an environment variable: the case where it sits in some process's environ.
+    host = await spawnHost({ index: HOSTILE, env: { KINDGI_PACK_SANDBOX: 'strict' } })
+  })
+  afterAll(async () => {
+    await host?.stop()
+  })
+
+  it('process.env holds no token', async () => {
+    const res = await invoke(host, 'read-env')
+    expect(res.body.kind).toBe('result')
+    expect(JSON.stringify(res.body.output)).not.toContain(TOKEN)
+    await servesNormally(host)
+  })
+  it('/proc/self/environ and the environ of every other process of the service are unreadable', async () => {
+    const res = await invoke(host, 'read-proc')
+    const results: Record<string, string> = res.body.output.results
+    expect(Object.keys(results)).toContain('/proc/self/environ')
+    for (const [path, content] of Object.entries(results)) {
+      expect(content, path).toBe('denied: ERR_ACCESS_DENIED')
+    }
+    await servesNormally(host)
+  })
+  it('workerData and the worker\'s arguments hold no token', async () => {
+    const res = await invoke(host, 'worker-data')
+    expect(res.body.kind).toBe('result')
+    expect(JSON.stringify(res.body.output)).not.toContain(TOKEN)
+  })
+  it('no string anywhere in the worker\'s reachable memory is the token', async () => {
+    const canary = 'canary-abcdefghijklmn'
+    expect(canary.length).toBe(TOKEN.length)
+    const res = await invoke(host, 'heap', { length: TOKEN.length, canary }, { 'kindgi-timeout-ms': '20000' })
+    expect(res.body.kind).toBe('result')
+    const hashes: string[] = res.body.output.hashes
+    expect(hashes).toContain(sha(canary)) // the search sees strings the worker holds…
+    expect(hashes).not.toContain(sha(TOKEN)) // …and the token is not one of them
+    await servesNormally(host)
+  })
+  it('spawning `env` is refused', async () => {
+    const res = await invoke(host, 'spawn')
+    expect(res.body).toMatchObject({ kind: 'error', code: 'handler-throw', toolId: 'spawn' })
+    expect(res.body.message).toMatch(/ERR_PACK_SPAWN_DENIED|ERR_ACCESS_DENIED/)
+    await servesNormally(host)
+  })
+  it('a handler writes in its own ctx.tmpDir, nowhere else, and the folder is gone after the call', async () => {
+    const outside = join(mkdtempSync(join(tmpdir(), 'kph-escape-')), 'escaped.txt')
+    const res = await invoke(host, 'write', { path: outside })
+    // The in-worker guard answers first (ERR_PACK_WRITE_DENIED); the permission model behind it answers ERR_ACCESS_DENIED.
+    expect(res.body.output).toMatchObject({ inside: 'mine', outside: expect.stringMatching(/^denied: (ERR_PACK_WRITE_DENIED|ERR_ACCESS_DENIED)$/) })
+    expect(existsSync(outside)).toBe(false)
+    await sleep(300)
+    expect(existsSync(res.body.output.tmpDir)).toBe(false)
+    await servesNormally(host)
+  })
+  it('no module state or global survives a call: every call is the first', async () => {
+    for (let i = 0; i < 3; i++) expect((await invoke(host, 'state')).body.output).toEqual({ moduleCalls: 1, globalCalls: 1 })
+    await host.waitFor('worker-replaced', (l) => l.reason === 'strict' && l.id === 'state@1.0.0')
+  })
+  it('process.exit answers handler-throw and the service serves right after', async () => {
+    const res = await invoke(host, 'exit')
+    expect(res.body).toMatchObject({ code: 'handler-throw', toolId: 'exit' })
+    expect(res.body.message).toContain('the worker running it exited')
+    await servesNormally(host)
+  })
+  it('a throw from a timer after answering leaves the answer and the service intact', async () => {
+    expect((await invoke(host, 'throw-later')).body).toEqual({ v: 2, kind: 'result', output: { answered: true } })
+    await sleep(100)
+    await servesNormally(host)
+  })
+  it('signalling the service is refused', async () => {
+    const res = await invoke(host, 'kill')
+    expect(res.body).toMatchObject({ code: 'handler-throw' })
+    expect(res.body.message).toContain('ERR_PACK_SIGNAL_DENIED')
+    await sleep(200)
+    await servesNormally(host)
+  })
+})
+
+describe('under KINDGI_PACK_SANDBOX=strict a token file is out of reach too', () => {
+  it('the file the token was read from cannot be read by pack code', async () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'kph-secret-')), 'token')
+    writeFileSync(file, `${TOKEN}\n`)
+    const host = await spawnHost({ index: HOSTILE, env: { KINDGI_PACK_SANDBOX: 'strict', KINDGI_PACK_SERVICE_TOKEN: undefined, KINDGI_PACK_SERVICE_TOKEN_FILE: file } })
+    try {
+      expect((await invoke(host, 'read-file', { path: file })).body.output).toEqual({ denied: 'ERR_ACCESS_DENIED' })
+      await servesNormally(host)
+    } finally {
+      await host.stop()
+    }
+  })
+  it('a token file inside the pack folder is refused at start, since pack code may read there', async () => {
+    const pack = mkdtempSync(join(tmpdir(), 'kph-pack-'))
+    cpSync(`${FIXTURES}/hostile-pack`, pack, { recursive: true })
+    writeFileSync(join(pack, 'token'), TOKEN)
+    const host = await spawnHost({
+      index: join(pack, 'index.json'),
+      waitListening: false,
+      env: { KINDGI_PACK_SANDBOX: 'strict', KINDGI_PACK_SERVICE_TOKEN: undefined, KINDGI_PACK_SERVICE_TOKEN_FILE: join(pack, 'token') },
+    })
+    expect(await host.exited).toBe(1)
+    expect(JSON.stringify(host.lines.find((l) => l.kind === 'config-invalid'))).toContain('mount the secret elsewhere')
+  })
+})
+
+describe('process.binding', () => {
+  it('is refused in every posture, so a misused internal binding cannot abort the whole service', async () => {
+    const host = await spawnHost({ index: HOSTILE })
+    try {
+      const res = await invoke(host, 'binding')
+      expect(res.body).toMatchObject({ code: 'handler-throw', toolId: 'binding' })
+      expect(res.body.message).toContain('ERR_PACK_BINDING_DENIED')
+      await servesNormally(host)
+    } finally {
+      await host.stop()
+    }
+  })
+})
+
+describe('limits and network policy', () => {
+  let host: Host
+  beforeAll(async () => {
+    host = await spawnHost({ index: HOSTILE })
+  })
+  afterAll(async () => {
+    await host?.stop()
+  })
+
+  it('a heap past memMB answers handler-throw naming memMB, and the worker is replaced', async () => {
+    const res = await invoke(host, 'alloc-heap', {}, { 'kindgi-timeout-ms': '20000' })
+    expect(res.body).toMatchObject({ code: 'handler-throw', toolId: 'alloc-heap' })
+    expect(res.body.message).toContain('memory limit (memMB 32) was exceeded')
+    await host.waitFor('worker-replaced', (l) => l.reason === 'memory' && l.id === 'alloc-heap@1.0.0')
+    await servesNormally(host)
+  })
+  it('Buffers past memMB, which the heap limit does not count, are caught as well', async () => {
+    const res = await invoke(host, 'alloc-buffers', {}, { 'kindgi-timeout-ms': '20000' })
+    expect(res.body).toMatchObject({ code: 'handler-throw', toolId: 'alloc-buffers' })
+    expect(res.body.message).toContain('memMB 48')
+    await servesNormally(host)
+  })
+  it('CPU past cpuMs answers deadline-exceeded naming cpuMs, soon after the budget', async () => {
+    const started = Date.now()
+    const res = await invoke(host, 'burn', {}, { 'kindgi-timeout-ms': '20000' })
+    const took = Date.now() - started
+    expect(res.body).toMatchObject({ code: 'deadline-exceeded', toolId: 'burn' })
+    expect(res.body.message).toContain('cpuMs 200')
+    // 200 ms of budget, checked every 20 ms; the rest is a loaded 2-core machine's slack.
+    expect(took).toBeLessThan(2000)
+    await host.waitFor('worker-replaced', (l) => l.reason === 'cpu' && l.id === 'burn@1.0.0')
+    await servesNormally(host)
+  })
+  it('under network none a socket and fetch are refused inside the handler; an unrestricted tool is unaffected', async () => {
+    const socket = await invoke(host, 'socket', { port: host.port })
+    expect(socket.body).toMatchObject({ code: 'handler-throw', toolId: 'socket' })
+    expect(socket.body.message).toContain('ERR_PACK_NETWORK_DENIED: tool "socket" declares network none')
+    const fetched = await invoke(host, 'fetch', { url: `${host.url}/healthz` })
+    expect(fetched.body.message).toContain('ERR_PACK_NETWORK_DENIED: tool "fetch" declares network none')
+    expect((await invoke(host, 'socket-allowed', { port: host.port })).body).toEqual({ v: 2, kind: 'result', output: { connected: true } })
+  })
+  it('8 concurrent calls, one of which blows its memory limit, leave the other 7 with their correct results', async () => {
+    const calls = [
+      invoke(host, 'alloc-heap', {}, { 'kindgi-timeout-ms': '20000' }),
+      ...Array.from({ length: 7 }, (_, i) => invoke(host, 'slow-echo', { ms: 400, i }, { 'kindgi-timeout-ms': '20000' })),
+    ]
+    const [blown, ...others] = await Promise.all(calls)
+    expect(blown!.body).toMatchObject({ code: 'handler-throw', toolId: 'alloc-heap' })
+    others.forEach((res, i) => expect(res.body).toEqual({ v: 2, kind: 'result', output: { ms: 400, i } }))
+  })
+})
