@@ -21,7 +21,10 @@ describe('faults under load', () => {
     console.info(`faults under load: ${JSON.stringify(report)}`)
     expect(report.calls).toBeGreaterThanOrEqual(300)
     expect(report.after.threads).toBeLessThanOrEqual(report.before.threads)
-    // Worker heaps live in this process too; once they retired the process is back within a margin.
-    expect(report.after.rssMB).toBeLessThan(report.before.rssMB + 96)
+    // Worker heaps live in this process too. Once they retired, the process keeps what a first
+    // round of load leaves for good (malloc arenas for ~30 threads, a grown V8 heap: +30 to
+    // +80 MB here). This bound catches a gross leak; the soak, comparing a second round with the
+    // first, catches a slow one.
+    expect(report.after.rssMB).toBeLessThan(report.before.rssMB + 128)
   }, 180_000)
 })

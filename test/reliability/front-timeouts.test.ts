@@ -109,10 +109,13 @@ describe('keep-alive', () => {
 
 describe('the connection bound', () => {
   it(`past KINDGI_PACK_MAX_CONNECTIONS a new connection is closed unanswered; one closing makes room again`, async () => {
+    // Keep-alive connections earlier tests' fetch calls left idle must be gone for the count to be ours.
+    await sleep(KEEPALIVE_TIMEOUT_MS + 500)
     const held: Socket[] = []
     try {
       for (let i = 0; i < MAX_CONNECTIONS; i++) held.push(await open(host.port))
       await sleep(100)
+      expect(held.filter((s) => s.destroyed)).toEqual([])
       const over = await exchange([simpleRequest('GET', '/healthz', {})], { port: host.port, methods: ['GET'], timeoutMs: 3_000 })
       expect(over.answers).toEqual([])
       expect(over.closed).toBe(true)
