@@ -1,7 +1,6 @@
-// A throw or rejection that no running call owns (a timer a call left behind after it
-// answered) must not end the call its warm worker runs next. Such an error is held: the call
-// running now (or the next one, if the worker is idle) finishes, and the worker then retires.
-// An error of the running call itself still ends the worker at once, as before.
+// A throw or rejection no running call owns (a timer a call left behind after it answered) must
+// not end the call its warm worker runs next: it is held, that call finishes, the worker then
+// retires. An error of the running call itself still ends the worker at once, as before.
 import { AsyncLocalStorage } from 'node:async_hooks'
 
 const owner = new AsyncLocalStorage<number>()

@@ -1,8 +1,6 @@
-// Faults under load (issue 8): a seeded mix of good calls, throws, deadlines, infinite loops,
-// memory blow-ups, process.exit, unhandled rejections, throws after answering and callers
-// that disconnect, sent many at a time against test/fixtures/fault-pack; and the judges:
-// the one right answer (or a 503) per call, one `call` line per call that ran, and the most
-// calls the journal shows running at once.
+// Faults under load: a seeded mix of good calls and every way pack code fails (fault-pack), sent
+// many at a time, and its judges: one right answer or a 503 per call, one `call` line per call
+// that ran, and how many calls were admitted or running at once.
 import { readFileSync } from 'node:fs'
 import { TOKEN, type Host } from '../helpers/host.js'
 import { responseMessageProblem } from './oracle.js'

@@ -1,7 +1,6 @@
-// Faults under load (issue 8), the part `npm test` runs: ~1000 calls, 24 at a time against a
-// cap of 16, mixing good calls with every way pack code fails and callers that leave. Each call
-// gets its one right answer or a 503, the cap holds, no worker leaks and memory stays bounded.
-// `npm run soak` runs the same, longer and larger.
+// Faults under load (issue 8), the npm test part: ~1000 calls, 24 at a time against a cap of
+// 16, good calls mixed with every way pack code fails. Each gets its right answer or a 503, the
+// cap holds, no worker leaks, memory stays bounded. `npm run soak` runs it longer.
 import { afterAll, describe, expect, it } from 'vitest'
 import type { Host } from '../helpers/host.js'
 import { faultsUnderLoad, spawnFaultHost } from './fault-load.js'

@@ -1,7 +1,6 @@
-// fast-check generators for wire fuzzing: protocol messages and their mutations, header
-// lists, methods on routes, pipelined and keep-alive sequences, bodies that stop half-way.
-// Each generates a WireCase: the bytes to write and what was asked, so the oracle can judge
-// every answer and a failure shrinks to a small readable case.
+// fast-check generators for wire fuzzing: mutated messages, broken headers, methods on routes,
+// pipelined/keep-alive/fragmented requests, bodies that stop half-way. Each yields a WireCase
+// (bytes to write, what was asked) the oracle can judge, shrinking to a small readable case.
 import fc from 'fast-check'
 import { TOKEN } from '../helpers/host.js'
 import { deep, editAt, obj, paths, raw, render, val, type JsonText } from './json-text.js'

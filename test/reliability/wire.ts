@@ -1,7 +1,6 @@
-// A raw HTTP/1.1 client for the reliability suite: it writes exactly the bytes it is given
-// (bad headers, duplicates, pipelined requests, bodies that stop half-way or trickle in) and
-// parses whatever comes back, so nothing a well-behaved client library would refuse to send
-// escapes the test. Loopback only; every exchange is bounded in time.
+// A raw HTTP/1.1 client for the reliability suite: writes exactly the bytes it is given (bad
+// headers, pipelining, bodies that stop or trickle) and parses whatever comes back, so nothing
+// a polite client library would refuse to send escapes the test. Loopback, bounded in time.
 import { connect, type Socket } from 'node:net'
 
 export type RawAnswer = { status: number; headers: Record<string, string[]>; body: string }
