@@ -8,6 +8,45 @@ import { parseArgv, type Args } from './args.js'
 export const POSTURES = ['none', 'context-isolated', 'strict'] as const
 export type Posture = (typeof POSTURES)[number]
 
+/** Bounds on the HTTP front (README, configuration): how long a caller may take, how many may connect. */
+export type FrontLimits = {
+  /** KINDGI_PACK_HEADERS_TIMEOUT_MS: from a request's first byte to the end of its headers. */
+  headersTimeoutMs: number
+  /** KINDGI_PACK_BODY_TIMEOUT_MS: to read an invoke's whole body, once its headers are in. */
+  bodyTimeoutMs: number
+  /** KINDGI_PACK_KEEPALIVE_TIMEOUT_MS: how long an idle keep-alive connection stays open. */
+  keepAliveTimeoutMs: number
+  /** KINDGI_PACK_MAX_CONNECTIONS: open connections at once; past it a new one is closed unanswered. */
+  maxConnections: number
+}
+
+export const FRONT_DEFAULTS: FrontLimits = {
+  headersTimeoutMs: 10_000,
+  bodyTimeoutMs: 30_000,
+  // Above the usual load balancer idle timeouts (60 s), so the balancer closes first.
+  keepAliveTimeoutMs: 65_000,
+  maxConnections: 1_024,
+}
+
+const FRONT_SETTINGS: Array<{ name: string; key: keyof FrontLimits; min: number; max: number }> = [
+  { name: 'KINDGI_PACK_HEADERS_TIMEOUT_MS', key: 'headersTimeoutMs', min: 100, max: 600_000 },
+  { name: 'KINDGI_PACK_BODY_TIMEOUT_MS', key: 'bodyTimeoutMs', min: 100, max: 3_600_000 },
+  { name: 'KINDGI_PACK_KEEPALIVE_TIMEOUT_MS', key: 'keepAliveTimeoutMs', min: 100, max: 3_600_000 },
+  { name: 'KINDGI_PACK_MAX_CONNECTIONS', key: 'maxConnections', min: 1, max: 1_000_000 },
+]
+
+function readFrontLimits(env: NodeJS.ProcessEnv, problems: string[]): FrontLimits {
+  const limits = { ...FRONT_DEFAULTS }
+  for (const { name, key, min, max } of FRONT_SETTINGS) {
+    const raw = env[name]
+    if (raw === undefined || raw === '') continue
+    const n = integerIn(raw, min, max)
+    if (n === undefined) problems.push(`${name} must be an integer from ${min} to ${max}, not "${raw}"`)
+    else limits[key] = n
+  }
+  return limits
+}
+
 export type Config = {
   indexPath: string
   moduleRoot: string
@@ -24,6 +63,7 @@ export type Config = {
   watch: boolean
   /** Port of the separate Prometheus /metrics server; undefined when metrics are off. */
   metricsPort: number | undefined
+  front: FrontLimits
 }
 
 export type ConfigResult = { kind: 'ok'; config: Config } | { kind: 'error'; problems: string[] }
@@ -147,6 +187,7 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv): ConfigResult
   }
 
   const tenant = env.KINDGI_PACK_TENANT_ID
+  const front = readFrontLimits(env, problems)
   const token = readToken(env, problems)
 
   if (problems.length > 0) return { kind: 'error', problems }
@@ -166,6 +207,7 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv): ConfigResult
       sandbox: sandbox as Posture,
       watch: switches.has('watch'),
       metricsPort,
+      front,
     },
   }
 }

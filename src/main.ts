@@ -1,7 +1,5 @@
 #!/usr/bin/env node
 // The kindgi-pack-host entry: read config, boot the pack, listen, and drain on SIGTERM/SIGINT.
-import { serve } from '@hono/node-server'
-type FetchCallback = Parameters<typeof serve>[0]['fetch']
 import type { Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { bootPack } from './boot.js'
@@ -9,6 +7,7 @@ import { HELP, SUBCOMMANDS } from './cli/commands.js'
 import { loadConfig, type Config } from './config.js'
 import { createApp } from './http/app.js'
 import type { FrontState } from './http/front-state.js'
+import { createFrontServer } from './http/front-server.js'
 import { createInFlight } from './http/in-flight.js'
 import { relaunch, runsUnderPermissionModel, TMP_ROOT_VAR, TOKEN_FD_VAR, tokenFileProblem } from './launcher.js'
 import { createLog, type Log } from './log.js'
@@ -88,12 +87,12 @@ async function serveCommand(argv: string[]): Promise<void> {
 }
 
 function listen(state: FrontState, config: Config): Promise<Server> {
-  const app = createApp(state, { bodyTimeoutMs: 30_000 })
+  const app = createApp(state, { bodyTimeoutMs: config.front.bodyTimeoutMs })
   return new Promise((resolve, reject) => {
-    const server = serve({ fetch: app.fetch as unknown as FetchCallback, port: config.port, hostname: config.host }) as Server
-    server.keepAliveTimeout = 65_000
+    const server = createFrontServer(app.fetch, config.front)
     server.once('listening', () => resolve(server))
     server.once('error', reject)
+    server.listen(config.port, config.host)
   })
 }
 

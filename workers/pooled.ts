@@ -5,13 +5,17 @@
 import { parentPort } from 'node:worker_threads'
 import type { CallResult, ProbeResult, WorkerEvent, WorkerTask } from '../src/protocol/worker-messages.js'
 import { runCall } from './run-call.js'
+import { holdStrayErrors, strayErrorSeen } from './stray-errors.js'
 import { startWorker } from './worker-state.js'
 
+holdStrayErrors()
 const loaded = await startWorker()
 
 export default async function task(task: WorkerTask): Promise<CallResult | ProbeResult> {
   if (task.type === 'probe') return { problems: loaded.problems }
-  const result = await runCall(loaded.entries, task)
+  let result = await runCall(loaded.entries, task)
+  // A throw no call owned was held while this worker ran (or waited): answer, then retire.
+  if (result.retire === undefined && strayErrorSeen()) result = { ...result, retire: 'crash' }
   if (result.retire === undefined) return result
   const event: WorkerEvent = { type: 'kindgi-result', callId: task.callId, result }
   parentPort!.postMessage(event)

@@ -12,6 +12,7 @@ import { setWritableFolder } from './fs-guard.js'
 import { setCurrentTarget } from './guards.js'
 import type { LoadedEntry } from './load-entries.js'
 import { overLimit, watchMemory } from './memory-watch.js'
+import { runOwned } from './stray-errors.js'
 
 const MAX_PAUSE_MS = 2073600000
 
@@ -30,7 +31,10 @@ export async function runCall(loaded: Map<string, LoadedEntry>, task: CallTask):
   const signal = registerCall(task.callId)
   const memory = entry.memMB !== undefined ? watchMemory(entry.memMB) : undefined
   try {
-    const running = message.kind === 'invoke' ? runTool(item, message, task, signal) : runCheck(item, message, signal)
+    // Owned by the call: a throw from code it started is its own, not a stray (stray-errors.ts).
+    const running = runOwned(task.callId, () =>
+      message.kind === 'invoke' ? runTool(item, message, task, signal) : runCheck(item, message, signal),
+    )
     if (memory === undefined) return await running
     const result = await Promise.race([running, memory.tripped.then(() => undefined)])
     if (result === undefined || overLimit(entry.memMB as number)) return memoryExceededResult(item)

@@ -4,7 +4,7 @@
 import { readFileSync, renameSync, writeFileSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
 import { bootPack } from '../boot.js'
-import type { Config } from '../config.js'
+import { FRONT_DEFAULTS, type Config } from '../config.js'
 import type { Log } from '../log.js'
 import { loadPackIndex } from '../pack-index.js'
 import { commandArgs, requireFlags } from './args.js'
@@ -111,6 +111,7 @@ async function bootModules(indexPath: string, moduleRoot: string): Promise<strin
     sandbox: 'none',
     watch: false,
     metricsPort: undefined,
+    front: FRONT_DEFAULTS, // never listens
   }
   const restore = stdoutToStderr()
   try {

@@ -58,8 +58,8 @@ export function busySince(worker: Worker, baseline: EventLoopUtilization): numbe
 }
 
 /** The reason a worker retired by a call is replaced. */
-export function retireReason(retire: 'failed' | 'memory'): ReplaceReason {
-  return retire === 'memory' ? 'memory' : 'context-isolated'
+export function retireReason(retire: 'failed' | 'memory' | 'crash'): ReplaceReason {
+  return retire === 'memory' ? 'memory' : retire === 'crash' ? 'crash' : 'context-isolated'
 }
 
 /** How long a handler may take to settle after its abortSignal fired before its worker is terminated. */

@@ -9,6 +9,19 @@ function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value)
 }
 
+/**
+ * A sent value named in an error message: JSON for a scalar, cut to a few dozen characters,
+ * and only the type of an array or object, whose JSON could be megabytes or nested deeper
+ * than JSON.stringify can write (it throws RangeError there).
+ */
+function quote(value: unknown): string {
+  if (value === undefined) return 'missing'
+  if (Array.isArray(value)) return '(an array)'
+  if (typeof value === 'object' && value !== null) return '(an object)'
+  const text = JSON.stringify(value)
+  return text.length > 64 ? `${text.slice(0, 60)}…"` : text
+}
+
 function malformed(message: string, about?: Target): Parsed {
   return { kind: 'error', error: errorMessage('malformed-message', message, about), about }
 }
@@ -22,7 +35,7 @@ export function parseRequest(body: string): Parsed {
   }
   if (!isObject(value)) return malformed('Request body is not a JSON object')
   if (value.v !== 2) {
-    const v = JSON.stringify(value.v) ?? 'missing'
+    const v = quote(value.v)
     return {
       kind: 'error',
       error: errorMessage('unknown-protocol-version', `Protocol version ${v} is not supported: this service speaks v2`),
@@ -30,7 +43,7 @@ export function parseRequest(body: string): Parsed {
   }
   if (value.kind === 'invoke') return parseInvoke(value)
   if (value.kind === 'check-invoke') return parseCheckInvoke(value)
-  const kind = JSON.stringify(value.kind) ?? 'missing'
+  const kind = quote(value.kind)
   return {
     kind: 'error',
     error: errorMessage('unexpected-message-kind', `Message kind ${kind} is not "invoke" or "check-invoke"`),

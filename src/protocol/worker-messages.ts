@@ -63,9 +63,10 @@ export type CallResult = {
   body: string
   /**
    * The worker must not serve another call: `failed` (context-isolated after a failure in
-   * the handler), `memory` (its heap plus array buffers passed memMB).
+   * the handler), `memory` (its heap plus array buffers passed memMB), `crash` (a throw no
+   * running call owned was held while it served: workers/stray-errors.ts).
    */
-  retire?: 'failed' | 'memory'
+  retire?: 'failed' | 'memory' | 'crash'
 }
 
 export type ProbeResult = { problems: string[] }

@@ -3,7 +3,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs'
 import { availableParallelism, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { loadConfig, parseArgs } from '../../src/config.js'
+import { FRONT_DEFAULTS, loadConfig, parseArgs } from '../../src/config.js'
 
 const TOKEN = { KINDGI_PACK_SERVICE_TOKEN: 'tok' }
 
@@ -15,6 +15,7 @@ describe('defaults', () => {
       config: {
         indexPath: '/app/index.json', moduleRoot: '/app', host: undefined, port: 8080, token: 'tok', maxConcurrency: 32, workerThreads: availableParallelism(),
         tenantId: undefined, envCheck: 'strict', envFilter: true, sandbox: 'none', watch: false, metricsPort: undefined,
+        front: { headersTimeoutMs: 10_000, bodyTimeoutMs: 30_000, keepAliveTimeoutMs: 65_000, maxConnections: 1_024 },
       },
     })
   })
@@ -85,5 +86,27 @@ describe('the token', () => {
     const dir = mkdtempSync(join(tmpdir(), 'kph-cfg-'))
     writeFileSync(join(dir, 't'), 'x')
     expect(loadConfig([], { KINDGI_PACK_SERVICE_TOKEN_FILE: join(dir, 't'), KINDGI_PACK_SERVICE_TOKEN: '' }).kind).toBe('ok')
+  })
+})
+
+describe('front limits', () => {
+  it('reads the headers, body and keep-alive timeouts and the connection bound from the environment', () => {
+    const env = { ...TOKEN, KINDGI_PACK_HEADERS_TIMEOUT_MS: '500', KINDGI_PACK_BODY_TIMEOUT_MS: '1500', KINDGI_PACK_KEEPALIVE_TIMEOUT_MS: '70000', KINDGI_PACK_MAX_CONNECTIONS: '10' }
+    expect(loadConfig([], env)).toMatchObject({ config: { front: { headersTimeoutMs: 500, bodyTimeoutMs: 1500, keepAliveTimeoutMs: 70_000, maxConnections: 10 } } })
+  })
+  it('keeps the keep-alive timeout above a load balancer idle timeout of 60 s by default', () => {
+    expect(FRONT_DEFAULTS.keepAliveTimeoutMs).toBeGreaterThan(60_000)
+  })
+  it('names every bad value with its rule, all in one config-invalid', () => {
+    const env = { ...TOKEN, KINDGI_PACK_HEADERS_TIMEOUT_MS: '0', KINDGI_PACK_BODY_TIMEOUT_MS: 'soon', KINDGI_PACK_KEEPALIVE_TIMEOUT_MS: '-1', KINDGI_PACK_MAX_CONNECTIONS: '1.5' }
+    const result = loadConfig([], env)
+    expect(result.kind).toBe('error')
+    const problems = result.kind === 'error' ? result.problems : []
+    expect(problems).toEqual([
+      'KINDGI_PACK_HEADERS_TIMEOUT_MS must be an integer from 100 to 600000, not "0"',
+      'KINDGI_PACK_BODY_TIMEOUT_MS must be an integer from 100 to 3600000, not "soon"',
+      'KINDGI_PACK_KEEPALIVE_TIMEOUT_MS must be an integer from 100 to 3600000, not "-1"',
+      'KINDGI_PACK_MAX_CONNECTIONS must be an integer from 1 to 1000000, not "1.5"',
+    ])
   })
 })

@@ -36,3 +36,24 @@ describe('parse order', () => {
     expect(({} as Record<string, unknown>).polluted).toBeUndefined()
   })
 })
+
+describe('bug: a v or kind nested deeper than JSON.stringify can write answered 500', () => {
+  const deepArray = '['.repeat(200_000) + ']'.repeat(200_000)
+  it('a deeply nested v is unknown-protocol-version, named by its type', () => {
+    const parsed = parseRequest(`{"v":${deepArray}}`)
+    expect(parsed).toMatchObject({ kind: 'error', error: { code: 'unknown-protocol-version', message: 'Protocol version (an array) is not supported: this service speaks v2' } })
+  })
+  it('a deeply nested kind is unexpected-message-kind, named by its type', () => {
+    const parsed = parseRequest(`{"v":2,"kind":${deepArray}}`)
+    expect(parsed).toMatchObject({ kind: 'error', error: { code: 'unexpected-message-kind', message: 'Message kind (an array) is not "invoke" or "check-invoke"' } })
+  })
+  it('a long string v is quoted cut short, so the answer does not echo megabytes back', () => {
+    const parsed = parseRequest(JSON.stringify({ v: 'x'.repeat(1_000_000) }))
+    expect(parsed.kind === 'error' && parsed.error.message.length).toBeLessThan(200)
+  })
+  it('plain values are still quoted as JSON', () => {
+    expect(parseRequest('{"v":"2"}')).toMatchObject({ error: { message: 'Protocol version "2" is not supported: this service speaks v2' } })
+    expect(parseRequest('{"kind":"invoke"}')).toMatchObject({ error: { message: 'Protocol version missing is not supported: this service speaks v2' } })
+    expect(parseRequest('{"v":2,"kind":null}')).toMatchObject({ error: { message: 'Message kind null is not "invoke" or "check-invoke"' } })
+  })
+})

@@ -1,0 +1,76 @@
+// The Node HTTP server around the Hono app: its timeouts and connection bound (README,
+// configuration), and a JSON answer for every request the app never sees (not valid HTTP,
+// too slow, headers too large), so nothing on the wire answers without a JSON body.
+import { getRequestListener, RequestError } from '@hono/node-server'
+import { createServer, STATUS_CODES, type Server } from 'node:http'
+import type { Socket } from 'node:net'
+import type { FrontLimits } from '../config.js'
+
+type Fetch = Parameters<typeof getRequestListener>[0]
+
+/** How often Node looks for connections past their headers or request timeout. */
+function checkEveryMs(headersTimeoutMs: number): number {
+  return Math.max(50, Math.min(1_000, Math.floor(headersTimeoutMs / 4)))
+}
+
+function jsonResponse(status: number, error: string): string {
+  const body = JSON.stringify({ error })
+  return (
+    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json\r\n` +
+    `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`
+  )
+}
+
+/** Why Node refused a request before the app saw it, as a status and the error text. */
+export function clientErrorAnswer(code: string | undefined): { status: 400 | 408 | 431; error: string } {
+  if (code === 'HPE_HEADER_OVERFLOW') return { status: 431, error: 'Request headers too large' }
+  if (code === 'ERR_HTTP_REQUEST_TIMEOUT') return { status: 408, error: 'Request not received in time' }
+  return { status: 400, error: 'Bad request: not valid HTTP/1.1' }
+}
+
+/** Ends a socket after `text`, and destroys it if the peer never closes its side. */
+function closeWith(socket: Socket, text: string): void {
+  socket.end(text)
+  setTimeout(() => socket.destroy(), 2_000).unref()
+}
+
+export function createFrontServer(fetch: Fetch, limits: FrontLimits): Server {
+  const listener = getRequestListener(fetch, {
+    // A request without a Host header is still routed; node-server needs a name to build its URL.
+    hostname: 'localhost',
+    // node-server could not turn the request into a URL (a bad Host header or request target).
+    errorHandler: (err) =>
+      err instanceof RequestError
+        ? Response.json({ error: `Bad request: ${err.message}` }, { status: 400, headers: { Connection: 'close' } })
+        : Response.json({ error: 'The pack service failed to handle the request' }, { status: 500 }),
+  })
+  const server = createServer(
+    {
+      headersTimeout: limits.headersTimeoutMs,
+      // A backstop for every body the app does not read itself (invoke bodies have their own timeout).
+      requestTimeout: limits.headersTimeoutMs + limits.bodyTimeoutMs,
+      connectionsCheckingInterval: checkEveryMs(limits.headersTimeoutMs),
+      requireHostHeader: false,
+    },
+    listener,
+  )
+  server.keepAliveTimeout = limits.keepAliveTimeoutMs
+  server.maxConnections = limits.maxConnections
+
+  server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => {
+    // Answer only while nothing of another answer went out on this socket (Node's own rule).
+    const inFlight = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage
+    if (err.code === 'ECONNRESET' || !socket.writable || inFlight?.headersSent === true) {
+      socket.destroy()
+      return
+    }
+    const { status, error } = clientErrorAnswer(err.code)
+    closeWith(socket, jsonResponse(status, error))
+  })
+  // An Expect other than 100-continue is ignored (RFC 9110 lets a server do so) rather than
+  // answered with Node's bodyless 417: the request is served as if it had none.
+  server.on('checkExpectation', (req, res) => server.emit('request', req, res))
+  // CONNECT asks for a tunnel, which this service never opens.
+  server.on('connect', (_req, socket: Socket) => closeWith(socket, jsonResponse(400, 'Bad request: CONNECT is not served')))
+  return server
+}

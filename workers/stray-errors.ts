@@ -1,0 +1,38 @@
+// A throw or rejection no running call owns (a timer a call left behind after it answered) must
+// not end the call its warm worker runs next: it is held, that call finishes, the worker then
+// retires. An error of the running call itself still ends the worker at once, as before.
+import { AsyncLocalStorage } from 'node:async_hooks'
+
+const owner = new AsyncLocalStorage<number>()
+let running: number | undefined
+let strayed = false
+
+/** Runs a call's code as owned by `callId`: timers and promises it starts carry the id. */
+export function runOwned<T>(callId: number, fn: () => Promise<T>): Promise<T> {
+  running = callId
+  return owner.run(callId, fn).finally(() => {
+    running = undefined
+  })
+}
+
+/** Whether an error nobody owned was held since the worker started: it must not serve again. */
+export function strayErrorSeen(): boolean {
+  return strayed
+}
+
+export function holdStrayErrors(): void {
+  const onError = (err: unknown) => {
+    const from = owner.getStore()
+    if (running === undefined || from !== running) {
+      strayed = true
+      return
+    }
+    // The running call's own error: end the worker as if no one listened (the call answers
+    // handler-throw, "the worker running it exited").
+    process.off('uncaughtException', onError)
+    process.off('unhandledRejection', onError)
+    throw err
+  }
+  process.on('uncaughtException', onError)
+  process.on('unhandledRejection', onError)
+}
