@@ -25,7 +25,8 @@ export function buildToolContext(
   const ctx: Record<string, unknown> = {}
   for (const [key, value] of Object.entries(wire)) {
     if (key === 'toolFiles' || (HIDDEN as readonly string[]).includes(key)) continue
-    ctx[key] = value
+    // defineProperty, not assignment: a wire key named __proto__ stays an own field, never ctx's prototype.
+    Object.defineProperty(ctx, key, { value, enumerable: true, writable: true, configurable: true })
   }
   for (const key of HIDDEN) {
     if (wire[key] !== undefined) Object.defineProperty(ctx, key, { value: wire[key], enumerable: false })

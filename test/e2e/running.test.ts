@@ -5,7 +5,7 @@ import { request as httpRequest } from 'node:http'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { invoke, sleep, spawnHost, TOKEN, type Host } from '../helpers/host.js'
+import { invoke, post, sleep, spawnHost, TOKEN, type Host } from '../helpers/host.js'
 
 const CAP = 4
 let host: Host
@@ -105,6 +105,13 @@ describe('what pack code sees', () => {
     expect(JSON.stringify(out.json)).not.toContain('sk-123')
     expect(JSON.stringify(out.json)).not.toContain('at-1')
     expect(out).toMatchObject({ hasSecrets: true, secretValue: 'sk-123', hasConnections: true, hasLog: true, abortable: true, toolFiles: false })
+  })
+  it('a ctx field named __proto__ stays a plain field, never the prototype of ctx', async () => {
+    const raw = '{"v":2,"kind":"invoke","tool":{"id":"ctx"},"input":{},"ctx":{"tenantId":"t","runId":"r","__proto__":{"polluted":true}}}'
+    const res = await post(host, raw)
+    expect(res.body.kind).toBe('result')
+    expect(res.body.output.keys).toContain('__proto__')
+    expect(res.body.output.json.polluted).toBeUndefined()
   })
   it('a `none` worker is warm: module state lives across calls', async () => {
     const first = (await invoke(host, 'counter')).body.output.count
