@@ -7,6 +7,7 @@ import { loadPackIndex } from './pack-index.js'
 import { startPool } from './pool/pool.js'
 import { missingEnv, workerEnv } from './pool/worker-env.js'
 import { createServing, type Serving } from './serving.js'
+import { compileValidators } from './validator-code.js'
 
 export type BootResult = { kind: 'ok'; serving: Serving } | { kind: 'error'; problems: string[] }
 
@@ -19,7 +20,10 @@ export async function bootPack(
 ): Promise<BootResult> {
   const loaded = loadPackIndex(config.indexPath, config.moduleRoot, config.sandbox)
   if (loaded.kind === 'error') return loaded
-  const { pack } = loaded
+  // Schemas compile here, once; workers get their validators as code (validator-code.ts).
+  const compiled = compileValidators(loaded.pack.entries)
+  const pack = { ...loaded.pack, entries: compiled.entries }
+  const problems = [...loaded.problems, ...compiled.problems]
   const started = await startPool({
     entries: pack.entries,
     env: workerEnv(env, pack.index, config.envFilter),
@@ -30,10 +34,10 @@ export async function bootPack(
       metrics.workerReplaced(reason)
     },
   })
-  if (started.kind === 'error') return { kind: 'error', problems: [...loaded.problems, ...started.problems] }
-  if (loaded.problems.length > 0) {
+  if (started.kind === 'error') return { kind: 'error', problems: [...problems, ...started.problems] }
+  if (problems.length > 0) {
     await started.pool.close()
-    return { kind: 'error', problems: loaded.problems }
+    return { kind: 'error', problems }
   }
   return { kind: 'ok', serving: createServing(pack, started.pool, missingEnv(env, pack.index)) }
 }

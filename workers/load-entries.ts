@@ -1,10 +1,9 @@
-// Imports a group's pack modules and compiles their schemas, once, when a worker starts.
-// Every failure becomes a boot problem string; nothing here throws.
+// Imports a group's pack modules and instantiates their validators (compiled at boot in the
+// front), once, when a worker starts. Every failure becomes a boot problem string.
 import { pathToFileURL } from 'node:url'
-import type { ValidateFunction } from 'ajv'
-import { createAjv } from '../src/ajv.js'
 import type { RunnableEntry } from '../src/protocol/worker-messages.js'
 import { findCheck, findHandler, type CheckFn, type HandlerFn } from './module-shapes.js'
+import { instantiate, type ValidateFunction } from './validators.js'
 
 export type LoadedEntry = {
   entry: RunnableEntry
@@ -17,15 +16,12 @@ export type LoadedEntry = {
 
 export type Loaded = { entries: Map<string, LoadedEntry>; problems: string[] }
 
-const withDefaults = createAjv({ useDefaults: true })
-const asIs = createAjv({ useDefaults: false })
-
-function compile(ajv: typeof asIs, schema: object | undefined, what: string, problems: string[]): ValidateFunction | undefined {
-  if (schema === undefined) return undefined
+function validator(code: string | undefined, what: string, problems: string[]): ValidateFunction | undefined {
+  if (code === undefined) return undefined
   try {
-    return ajv.compile(schema)
+    return instantiate(code)
   } catch (err) {
-    problems.push(`${what} schema does not compile: ${(err as Error).message}`)
+    problems.push(`${what} validator does not load: ${(err as Error).message}`)
     return undefined
   }
 }
@@ -55,14 +51,14 @@ export async function loadEntries(entries: RunnableEntry[]): Promise<Loaded> {
       if (item.handler === undefined) {
         problems.push(`Module ${entry.modulePath} exports no handler for tool "${entry.id}" (a default function, or handler/run)`)
       }
-      item.validateInput = compile(withDefaults, entry.input, `${name} input`, problems)
-      item.validateOutput = compile(asIs, entry.output, `${name} output`, problems)
+      item.validateInput = validator(entry.validators?.input, `${name} input`, problems)
+      item.validateOutput = validator(entry.validators?.output, `${name} output`, problems)
     } else {
       item.check = findCheck(mod)
       if (item.check === undefined) {
         problems.push(`Module ${entry.modulePath} exports no check for "${entry.id}" (evaluate, default or check)`)
       }
-      item.validateConfig = compile(asIs, entry.configSchema, `${name} config`, problems)
+      item.validateConfig = validator(entry.validators?.config, `${name} config`, problems)
     }
     loaded.set(entry.key, item)
   }

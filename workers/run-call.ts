@@ -1,6 +1,6 @@
 // Runs one call in a worker: validate, run the handler or check, validate what it returned,
 // and answer with the serialized response message. Every outcome is a typed result.
-import { toIssues } from '../src/ajv.js'
+import { toIssues } from '../src/protocol/issues.js'
 import { errorMessage, handlerThrow, memoryExceeded, validationText } from '../src/protocol/messages.js'
 import type { CheckInvoke, ResponseMessage, Target, ToolInvoke } from '../src/protocol/wire.js'
 import type { CallResult, CallTask } from '../src/protocol/worker-messages.js'

@@ -5,6 +5,9 @@ import type { Posture } from '../config.js'
 import type { FileRequest } from '../pool/tool-files.js'
 import type { CallOutcome } from './error-codes.js'
 
+/** Ajv standalone code (a CommonJS module exporting the validate function), by schema. */
+export type ValidatorCode = { input?: string; output?: string; config?: string }
+
 /** One tool version or check as a worker needs it: where its code is and what it declares. */
 export type RunnableEntry = {
   key: string
@@ -23,6 +26,8 @@ export type RunnableEntry = {
   pauses: boolean
   storesFiles: boolean
   readsFiles: boolean
+  /** Compiled at boot in the front (validator-code.ts); absent before that. */
+  validators?: ValidatorCode
 }
 
 /** What every worker of a group is started with (workerData). */
