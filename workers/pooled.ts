@@ -5,10 +5,12 @@
 import { parentPort } from 'node:worker_threads'
 import type { CallResult, ProbeResult, WorkerEvent, WorkerTask } from '../src/protocol/worker-messages.js'
 import { runCall } from './run-call.js'
+import { installSpinThenPark } from './spin-then-park.js'
 import { holdStrayErrors, strayErrorSeen } from './stray-errors.js'
 import { startWorker } from './worker-state.js'
 
 holdStrayErrors()
+installSpinThenPark()
 const loaded = await startWorker()
 
 export default async function task(task: WorkerTask): Promise<CallResult | ProbeResult> {

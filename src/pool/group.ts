@@ -31,7 +31,10 @@ export type WorkerGroup = {
   probe(): Promise<string[]>
   run(task: CallTask): RunningCall
   workerCount(): number
-  /** The group's live worker threads, for the thread budget's utilization samples. */
+  /**
+   * Threads for the thread budget's utilization samples: a thread without a call must not
+   * look idle (Piscina's park in Atomics.wait counts as busy; strict spares are left out).
+   */
   threads(): Worker[]
   close(): Promise<void>
 }

@@ -23,7 +23,8 @@ export function createPiscinaGroup(options: GroupOptions & { minThreads: number 
     idleTimeout: 30_000,
     concurrentTasksPerWorker: 1,
     resourceLimits: resourceLimits(options.memMB),
-    atomics: 'disabled',
+    // Idle workers park in Atomics.wait (after a short spin: workers/spin-then-park.ts).
+    atomics: 'sync',
   })
   const aborts = new BroadcastChannel(options.abortChannel)
   aborts.unref()

@@ -17,6 +17,8 @@ type Spare = { worker: Worker; ready: Promise<string[]> }
 export function createStrictGroup(options: GroupOptions): WorkerGroup {
   const spares: Spare[] = []
   const live = new Set<Worker>()
+  /** Workers holding a call (spares excluded): what the thread budget samples. */
+  const calling = new Set<Worker>()
   const recentCalls: number[] = []
   let startMsAverage = 30
   let closed = false
@@ -74,6 +76,7 @@ export function createStrictGroup(options: GroupOptions): WorkerGroup {
       topUp()
       const w = spare.worker
       worker = w
+      calling.add(w)
       let died: { reason: 'crash' | 'memory'; detail: string } | undefined
       w.on('message', (event: WorkerEvent) => {
         if (event.type === 'kindgi-started') baseline = w.performance.eventLoopUtilization()
@@ -87,6 +90,7 @@ export function createStrictGroup(options: GroupOptions): WorkerGroup {
         died = describeDeath(err)
       })
       const onExit = (code: number) => {
+        calling.delete(w)
         ticket.done()
         resolveFreed()
         if (terminatedFor !== undefined) {
@@ -145,7 +149,7 @@ export function createStrictGroup(options: GroupOptions): WorkerGroup {
     },
     run,
     workerCount: () => live.size,
-    threads: () => [...live],
+    threads: () => [...calling],
     async close() {
       closed = true
       await Promise.all([...live].map((w) => w.terminate()))

@@ -73,9 +73,9 @@ export function createThreadBudget(cores: number, threads: () => Worker[]): Thre
     const now = performance.now()
     let long = 0
     for (const item of runningItems) if (now - item.startedAt >= LONG_MS) long++
-    // Idle threads beyond those holding no call at all are threads whose call waits.
-    const idleWithCall = Math.max(0, idle - Math.max(0, all.length - runningItems.size))
-    extra = Math.min(long, idleWithCall)
+    // A thread holding no call is parked in Atomics.wait, which its utilization counts as
+    // busy: the idle threads are the ones whose call waits on I/O.
+    extra = Math.min(long, idle)
     pump()
   }
 
