@@ -11,7 +11,7 @@ import { createFrontServer } from './http/front-server.js'
 import { createInFlight } from './http/in-flight.js'
 import { relaunch, runsUnderPermissionModel, TMP_ROOT_VAR, TOKEN_FD_VAR, tokenFileProblem } from './launcher.js'
 import { createLog, type Log } from './log.js'
-import { createPrometheusMetrics, NO_METRICS, type Metrics } from './metrics.js'
+import { NO_METRICS, type Metrics } from './metrics.js'
 import { startMetricsServer } from './metrics-server.js'
 import { startReloading, type Reloader } from './reload.js'
 
@@ -53,7 +53,7 @@ async function serveCommand(argv: string[]): Promise<void> {
   const prometheus =
     config.metricsPort === undefined
       ? undefined
-      : createPrometheusMetrics({
+      : (await import('./prometheus.js')).createPrometheusMetrics({
           callsInFlight: () => state?.inFlight.count() ?? 0,
           workersByPosture: () => state?.serving?.pool.workersByPosture() ?? {},
         })

@@ -2,7 +2,7 @@
 // time (so a --watch swap shows), and label values stay what the front passes.
 import { describe, expect, it } from 'vitest'
 import { notReady, refusalReason, type FrontState } from '../../src/http/front-state.js'
-import { createPrometheusMetrics } from '../../src/metrics.js'
+import { createPrometheusMetrics } from '../../src/prometheus.js'
 import type { Serving } from '../../src/serving.js'
 
 function sample(text: string, series: string): number | undefined {
