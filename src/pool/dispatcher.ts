@@ -77,7 +77,13 @@ export function createDispatcher(
       async run(entry, task, limits) {
         used = true
         const about: Target = { target: entry.target, id: entry.id }
-        const tmpDir = entry.posture === 'strict' ? await callTmp.make() : undefined
+        let tmpDir: string | undefined
+        try {
+          tmpDir = entry.posture === 'strict' ? await callTmp.make() : undefined
+        } catch (err) {
+          free() // nothing ran: the slot is free; the front answers 500 (the service failed)
+          throw err
+        }
         const running = groupOf(entry).run(tmpDir === undefined ? task : { ...task, tmpDir })
         void running.freed.then(() => {
           if (tmpDir !== undefined) callTmp.remove(tmpDir)
