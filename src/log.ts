@@ -1,7 +1,11 @@
 // The service's own log: JSON lines on stderr, one object a line, each with a `kind`
 // (CONTRACT §1). Lines are buffered (one write per 8 KiB or 50 ms instead of one per call,
-// the front's biggest fixed cost after the worker hop) and flushed synchronously on every
-// process exit, so the last lines before an exit are never lost.
+// the front's biggest fixed cost after the worker hop) and written synchronously on every
+// process exit, so the last lines before an exit are never lost. A write that fails for good
+// (stderr closed: EPIPE) drops the lines instead of retrying forever, so a dead log pipe can
+// never keep the service from stopping (sonic-boom's own flushSync retries such errors
+// without end: found when a SIGTERM never ended a host whose stderr reader had gone).
+import { writeSync } from 'node:fs'
 import { pino, type Logger } from 'pino'
 
 export type Log = {
@@ -11,26 +15,64 @@ export type Log = {
 }
 
 const FLUSH_EVERY_MS = 50
+const FLUSH_AT_BYTES = 8 * 1024
+const RETRIES_WHEN_FULL = 200 // × 5 ms: a second for a full pipe to drain
 
-export function createLog(destination: number = 2): Log {
-  const stream = pino.destination({ fd: destination, sync: false, minLength: 8 * 1024 })
-  const logger: Logger = pino({ base: { pid: process.pid }, timestamp: pino.stdTimeFunctions.isoTime }, stream)
-  const flush = () => {
+const pause = new Int32Array(new SharedArrayBuffer(4))
+
+/** Writes all of `text` to `fd`, waiting out a full pipe (EAGAIN) for a while; false if it cannot. */
+function writeAll(fd: number, text: string): boolean {
+  let bytes = Buffer.from(text, 'utf8')
+  let retries = 0
+  while (bytes.length > 0) {
     try {
-      stream.flushSync()
-    } catch {
-      // Nothing buffered, or a write already in progress that will carry the lines.
+      const n = writeSync(fd, bytes)
+      bytes = bytes.subarray(n)
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code
+      if ((code !== 'EAGAIN' && code !== 'EBUSY') || ++retries > RETRIES_WHEN_FULL) return false
+      Atomics.wait(pause, 0, 0, 5)
     }
   }
-  setInterval(() => stream.flush(), FLUSH_EVERY_MS).unref()
-  process.on('exit', flush)
+  return true
+}
+
+export function bufferedLines(fd: number): { write(line: string): void; flush(): void } {
+  let buffered = ''
+  const flush = () => {
+    if (buffered === '') return
+    const text = buffered
+    buffered = ''
+    writeAll(fd, text)
+  }
   return {
-    info: (kind, fields) => logger.info({ kind, ...fields }),
-    warn: (kind, fields) => logger.warn({ kind, ...fields }),
+    write(line) {
+      buffered += line
+      if (buffered.length >= FLUSH_AT_BYTES) flush()
+    },
+    flush,
+  }
+}
+
+export function createLog(destination: number = 2): Log {
+  const stream = bufferedLines(destination)
+  const logger: Logger = pino({ base: { pid: process.pid }, timestamp: pino.stdTimeFunctions.isoTime }, stream)
+  setInterval(stream.flush, FLUSH_EVERY_MS).unref()
+  process.on('exit', stream.flush)
+  // Only the per-call lines wait in the buffer; a lifecycle line (listening, draining, …) goes out at once.
+  return {
+    info: (kind, fields) => {
+      logger.info({ kind, ...fields })
+      if (kind !== 'call') stream.flush()
+    },
+    warn: (kind, fields) => {
+      logger.warn({ kind, ...fields })
+      stream.flush()
+    },
     // Errors come before an exit or are rare: write them, and what came before, at once.
     error: (kind, fields) => {
       logger.error({ kind, ...fields })
-      flush()
+      stream.flush()
     },
   }
 }

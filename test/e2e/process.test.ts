@@ -1,12 +1,13 @@
 // CONTRACT §1: arguments and environment, config-invalid and boot-failed as one line each,
 // listening only after every module loaded, and the SIGTERM/SIGINT drain.
-import { mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs'
+import { closeSync, constants, mkdtempSync, openSync, readFileSync, readSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createServer } from 'node:net'
 import type { AddressInfo } from 'node:net'
 import { describe, expect, it } from 'vitest'
-import { BASIC_INDEX, FIXTURES, invoke, request, sleep, spawnHost, TOKEN } from '../helpers/host.js'
+import { execFileSync, spawn } from 'node:child_process'
+import { BASIC_INDEX, BIN, baseEnv, FIXTURES, invoke, request, sleep, spawnHost, TOKEN } from '../helpers/host.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'kph-process-'))
 
@@ -200,6 +201,39 @@ describe('drain', () => {
     expect(took).toBeGreaterThan(7_500)
     expect(took).toBeLessThan(11_000)
   }, 20_000)
+})
+
+describe('bug: a host whose stderr reader has gone ignored SIGTERM', () => {
+  it('still drains and exits 0 when every log write fails with EPIPE', async () => {
+    // A real pipe (a FIFO), as when a log collector reading the service's stderr dies.
+    const fifo = join(dir, 'stderr.fifo')
+    execFileSync('mkfifo', [fifo])
+    const reader = openSync(fifo, constants.O_RDONLY | constants.O_NONBLOCK)
+    const writer = openSync(fifo, 'w')
+    const proc = spawn(process.execPath, [BIN, '--index', BASIC_INDEX, '--host', '127.0.0.1'], {
+      env: { ...baseEnv(), PORT: '0', KINDGI_PACK_SERVICE_TOKEN: TOKEN, FIXTURE_REQUIRED: 'set' },
+      stdio: ['ignore', 'ignore', writer],
+    })
+    closeSync(writer)
+    const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)))
+    let seen = ''
+    const buf = Buffer.alloc(65536)
+    for (let i = 0; i < 300 && !seen.includes('listening'); i++) {
+      try {
+        const n = readSync(reader, buf)
+        seen += buf.subarray(0, n).toString()
+      } catch {
+        await sleep(50) // EAGAIN: nothing written yet
+      }
+    }
+    expect(seen).toContain('listening')
+    closeSync(reader) // the reader is gone: every later write to stderr is EPIPE
+    await sleep(100)
+    proc.kill('SIGTERM')
+    const result = await Promise.race([exited, sleep(12_000).then(() => 'hung' as const)])
+    if (result === 'hung') proc.kill('SIGKILL')
+    expect(result).toBe(0)
+  }, 30_000)
 })
 
 describe('token in config', () => {
