@@ -4,6 +4,16 @@ const modulePath = { type: 'string', minLength: 1 }
 const openObject = { type: 'object' }
 const stringArray = { type: 'array', items: { type: 'string' } }
 
+/** The boolean flags tool.schema.json gives a tool: carried alike by an index entry and a ToolManifest. */
+export const toolFlagProperties = {
+  mutating: { type: 'boolean' },
+  needsApprovalWhenUnattended: { type: 'boolean' },
+  pauses: { type: 'boolean' },
+  resultIsOutsideData: { type: 'boolean' },
+  storesFiles: { type: 'boolean' },
+  readsFiles: { type: 'boolean' },
+} as const
+
 const tool = {
   type: 'object',
   required: ['id', 'input', 'output', 'modulePath'],
@@ -19,12 +29,7 @@ const tool = {
     sandbox: { type: 'string' },
     limits: openObject,
     network: openObject,
-    mutating: { type: 'boolean' },
-    needsApprovalWhenUnattended: { type: 'boolean' },
-    pauses: { type: 'boolean' },
-    resultIsOutsideData: { type: 'boolean' },
-    storesFiles: { type: 'boolean' },
-    readsFiles: { type: 'boolean' },
+    ...toolFlagProperties,
     spec: openObject,
     modulePath,
   },

@@ -3,6 +3,8 @@
 // Open where the spec is open; the fragments below are shared with guardrail checks.
 // `x-reason` (ignored by Ajv) is what a problem says about a value the node refuses.
 
+import { toolFlagProperties } from '../pack-index-schema.js'
+
 const nonEmpty = { type: 'string', minLength: 1 }
 const objectOf = (values: object) => ({ type: 'object', additionalProperties: values })
 
@@ -101,12 +103,7 @@ export const toolManifestSchema = {
     transport: { enum: ['auto', 'native', 'mcp'] },
     mcpEndpoint: { type: 'string' },
     metadata: { type: 'object', propertyNames: notReserved(RESERVED_NAME_PREFIX) },
-    mutating: { type: 'boolean' },
-    needsApprovalWhenUnattended: { type: 'boolean' },
-    pauses: { type: 'boolean' },
-    storesFiles: { type: 'boolean' },
-    readsFiles: { type: 'boolean' },
-    resultIsOutsideData: { type: 'boolean' },
+    ...toolFlagProperties,
     sandbox: sandboxSchema,
     limits: limitsSchema,
     network: networkSchema,

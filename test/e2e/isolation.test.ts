@@ -6,7 +6,7 @@ import { cpSync, existsSync, mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { FIXTURES, invoke, sleep, spawnHost, TOKEN, type Host } from '../helpers/host.js'
+import { FIXTURES, invoke, sleep, spawnHost, TOKEN, sharedHost, type Host } from '../helpers/host.js'
 
 const HOSTILE = `${FIXTURES}/hostile-pack/index.json`
 const sha = (s: string) => createHash('sha256').update(s).digest('hex')
@@ -136,13 +136,7 @@ describe('process.binding', () => {
 })
 
 describe('limits and network policy', () => {
-  let host: Host
-  beforeAll(async () => {
-    host = await spawnHost({ index: HOSTILE })
-  })
-  afterAll(async () => {
-    await host?.stop()
-  })
+  const host = sharedHost({ index: HOSTILE })
 
   it('a heap past memMB answers handler-throw naming memMB, and the worker is replaced', async () => {
     const res = await invoke(host, 'alloc-heap', {}, { 'kindgi-timeout-ms': '20000' })

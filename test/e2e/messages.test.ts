@@ -1,15 +1,9 @@
 // CONTRACT §5: parsing order and codes, version resolution, validation with defaults,
 // check configs and verdicts, throws with cause, ids on every error.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { CTX, checkInvoke, invoke, post, spawnHost, type Host } from '../helpers/host.js'
+import { describe, expect, it } from 'vitest'
+import { CTX, checkInvoke, invoke, post, sharedHost } from '../helpers/host.js'
 
-let host: Host
-beforeAll(async () => {
-  host = await spawnHost()
-})
-afterAll(async () => {
-  await host?.stop()
-})
+const host = sharedHost()
 
 function error(code: string, extra: Record<string, unknown> = {}) {
   return expect.objectContaining({ v: 2, kind: 'error', code, ...extra })

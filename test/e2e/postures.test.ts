@@ -3,16 +3,10 @@
 import { existsSync, mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { invoke, sleep, spawnHost, type Host } from '../helpers/host.js'
+import { describe, expect, it } from 'vitest'
+import { invoke, sleep, sharedHost } from '../helpers/host.js'
 
-let host: Host
-beforeAll(async () => {
-  host = await spawnHost()
-})
-afterAll(async () => {
-  await host?.stop()
-})
+const host = sharedHost()
 
 describe('context-isolated', () => {
   it('keeps a warm worker of its own across calls, and replaces it after a call that failed in the handler', async () => {

@@ -5,18 +5,12 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startFakeFileStore, type FakeFileStore } from '../helpers/fake-file-store.js'
-import { invoke, request, sleep, spawnHost, TOKEN, type Host } from '../helpers/host.js'
+import { invoke, request, sleep, spawnHost, TOKEN, sharedHost, type Host } from '../helpers/host.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'kph-2x-'))
 
 describe('tenant pinning (2.7.0)', () => {
-  let host: Host
-  beforeAll(async () => {
-    host = await spawnHost({ env: { KINDGI_PACK_TENANT_ID: 'acme' } })
-  })
-  afterAll(async () => {
-    await host?.stop()
-  })
+  const host = sharedHost({ env: { KINDGI_PACK_TENANT_ID: 'acme' } })
   const mine = { 'kindgi-tenant-id': 'acme' }
 
   it('serves the pinned tenant', async () => {

@@ -2,16 +2,10 @@
 import { createHash } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import { request as httpRequest } from 'node:http'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { BASIC_INDEX, invoke, post, request, spawnHost, type Host } from '../helpers/host.js'
+import { describe, expect, it } from 'vitest'
+import { BASIC_INDEX, invoke, post, request, sharedHost } from '../helpers/host.js'
 
-let host: Host
-beforeAll(async () => {
-  host = await spawnHost()
-})
-afterAll(async () => {
-  await host?.stop()
-})
+const host = sharedHost()
 
 describe('probes', () => {
   it('/healthz answers 200 {"status":"ok"} without a token', async () => {

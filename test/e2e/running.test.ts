@@ -4,18 +4,12 @@ import { existsSync, mkdtempSync, readFileSync } from 'node:fs'
 import { request as httpRequest } from 'node:http'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { invoke, post, sleep, spawnHost, TOKEN, type Host } from '../helpers/host.js'
+import { describe, expect, it } from 'vitest'
+import { invoke, post, sleep, spawnHost, sharedHost, TOKEN } from '../helpers/host.js'
 
 const CAP = 4
-let host: Host
 const dir = mkdtempSync(join(tmpdir(), 'kph-running-'))
-beforeAll(async () => {
-  host = await spawnHost({ env: { KINDGI_PACK_SERVICE_MAX_CONCURRENCY: String(CAP), KINDGI_PACK_SECRET_NOT: 'x' } })
-})
-afterAll(async () => {
-  await host?.stop()
-})
+const host = sharedHost({ env: { KINDGI_PACK_SERVICE_MAX_CONCURRENCY: String(CAP), KINDGI_PACK_SECRET_NOT: 'x' } })
 
 describe('deadlines', () => {
   it('a call past its deadline answers deadline-exceeded at once and its abortSignal fires', async () => {

@@ -2,6 +2,7 @@
 // so end-to-end tests exercise exactly what an operator runs.
 import { spawn, type ChildProcess } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
+import { afterAll, beforeAll } from 'vitest'
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url))
 export const BIN = `${ROOT}dist/src/main.js`
@@ -119,6 +120,21 @@ export function spawnHost(options: SpawnOptions = {}): Promise<Host> {
     host.url = `http://127.0.0.1:${host.port}`
     return host
   })
+}
+
+/**
+ * One host for the tests of a file (or of the describe it is called in): started before
+ * them, stopped after. The returned object is filled in once the host is listening.
+ */
+export function sharedHost(options: SpawnOptions = {}): Host {
+  const shared = {} as Host
+  beforeAll(async () => {
+    Object.assign(shared, await spawnHost(options))
+  })
+  afterAll(async () => {
+    await shared.stop?.()
+  })
+  return shared
 }
 
 export type Answer = { status: number; headers: Headers; body: any }
