@@ -4,8 +4,9 @@
 // call before the front terminates it.
 import { parentPort } from 'node:worker_threads'
 import type { CallResult, ProbeResult, WorkerEvent, WorkerTask } from '../src/protocol/worker-messages.js'
+import { writeAnswerCell } from '../src/protocol/answer-cell.js'
 import { runCall } from './run-call.js'
-import { installSpinThenPark } from './spin-then-park.js'
+import { installSpinThenPark, spinLongAfterThisCall } from './spin-then-park.js'
 import { holdStrayErrors, strayErrorSeen } from './stray-errors.js'
 import { startWorker } from './worker-state.js'
 
@@ -18,6 +19,8 @@ export default async function task(task: WorkerTask): Promise<CallResult | Probe
   let result = await runCall(loaded.entries, task)
   // A throw no call owned was held while this worker ran (or waited): answer, then retire.
   if (result.retire === undefined && strayErrorSeen()) result = { ...result, retire: 'crash' }
+  spinLongAfterThisCall(task.answerCell !== undefined)
+  if (task.answerCell !== undefined) writeAnswerCell(task.answerCell, result)
   if (result.retire === undefined) return result
   const event: WorkerEvent = { type: 'kindgi-result', callId: task.callId, result }
   parentPort!.postMessage(event)

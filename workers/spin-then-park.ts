@@ -1,18 +1,30 @@
 // Piscina parks an idle worker in Atomics.wait until the front posts the next call; waking a
 // parked thread costs tens of µs on a VM (measured here: 9–13k calls/s one at a time, 44k/s
-// with a spin). So before parking, the worker spins for SPIN_US, watching the counter the
-// front bumps with each call. The cost is at most SPIN_US of CPU per call, only when calls
-// come slower than that. Only Piscina's own 8-byte request counter is spun on; every other
-// Atomics.wait (pack code's) is left exactly as it was.
-const SPIN_US = 50
+// with a spin). So before parking, the worker spins, watching the counter the front bumps
+// with each call. How long depends on the load the front saw when it sent the last call:
+// - alone on the worker threads (the front waited for the answer in shared memory), the next
+//   call comes one client round trip later, so the worker spins LONG_SPIN_US: at most that
+//   much CPU per call, spent only while calls come one at a time;
+// - otherwise the front is the busy one and a spinning worker would take a core from it, so
+//   the worker spins only SHORT_SPIN_US.
+// Only Piscina's own 8-byte request counter is spun on; every other Atomics.wait (pack
+// code's) is left exactly as it was.
+const SHORT_SPIN_US = 50
+const LONG_SPIN_US = 600
 const PISCINA_COUNTER_BYTES = 8
+
+let spinNs = BigInt(SHORT_SPIN_US * 1000)
+
+/** Called with each call: was the front waiting on this call alone? */
+export function spinLongAfterThisCall(alone: boolean): void {
+  spinNs = BigInt((alone ? LONG_SPIN_US : SHORT_SPIN_US) * 1000)
+}
 
 export function installSpinThenPark(): void {
   const wait = Atomics.wait
-  const spin = BigInt(SPIN_US * 1000)
   Atomics.wait = function spinThenPark(array: Int32Array | BigInt64Array, index: number, value: never, timeout?: number) {
     if (array.buffer.byteLength === PISCINA_COUNTER_BYTES && index === 0 && timeout === undefined) {
-      const until = process.hrtime.bigint() + spin
+      const until = process.hrtime.bigint() + spinNs
       while (process.hrtime.bigint() < until) if (Atomics.load(array as Int32Array, index) !== (value as number)) return 'not-equal'
     }
     return wait(array as Int32Array, index, value, timeout)

@@ -56,6 +56,8 @@ export type CallTask = {
   tmpDir?: string
   /** Which of ctx.files the call gets; the runtime's URL and token stay in the front. */
   files?: { store: boolean; read: boolean }
+  /** Present when the front will wait for the answer in shared memory (answer-cell.ts). */
+  answerCell?: SharedArrayBuffer
 }
 
 export type ProbeTask = { type: 'probe' }
