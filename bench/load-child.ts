@@ -1,7 +1,9 @@
 // The load generator's own process: runs autocannon (its programmatic API) for each spec the
-// benchmark sends over IPC and answers the counts and latencies. Latencies are recorded
+// benchmark sends over IPC and answers the counts and latencies; a paced spec is sent evenly
+// spaced by bench/paced.ts instead. Latencies are recorded
 // here from each response at microsecond resolution (autocannon's histogram keeps whole ms).
 import { createRequire } from 'node:module'
+import { pacedCalls } from './paced.js'
 import { percentileSorted } from './stats.js'
 import type { LoadResult, LoadSpec, ToLoad, FromLoad } from './load.js'
 
@@ -20,7 +22,6 @@ function cannon(spec: LoadSpec, amount: number, onResponse?: (status: number, ms
         body: spec.body,
         connections: spec.connections,
         amount,
-        overallRate: spec.overallRate,
         timeout: 30,
         // autocannon notices a finished `amount` only on its sampling tick (1 s by default).
         sampleInt: 10,
@@ -40,6 +41,7 @@ function cannon(spec: LoadSpec, amount: number, onResponse?: (status: number, ms
  * only when its last call is answered.
  */
 async function keepBusy(spec: LoadSpec, seconds: number, onResponse?: (status: number, ms: number) => void): Promise<{ errors: number; timeouts: number }> {
+  if (spec.overallRate !== undefined) return { ...(await pacedCalls(spec, seconds, spec.overallRate, onResponse)), timeouts: 0 }
   const deadline = performance.now() + seconds * 1000
   let perCaller = 1
   let errors = 0
@@ -54,8 +56,6 @@ async function keepBusy(spec: LoadSpec, seconds: number, onResponse?: (status: n
     if (leftMs <= 0) break
     const wanted = Math.min(leftMs, 1000)
     perCaller = Math.max(1, Math.min(100_000, Math.floor((perCaller * wanted) / tookMs)))
-    // A paced run cannot go faster than its rate: size its chunk from the rate, not the last pace.
-    if (spec.overallRate !== undefined) perCaller = Math.max(1, Math.min(perCaller, Math.floor((spec.overallRate * wanted) / 1000 / spec.connections)))
   }
   return { errors, timeouts }
 }

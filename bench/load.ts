@@ -17,7 +17,7 @@ export type LoadSpec = {
   /** A cheap call sent `barrierCalls` at once before measuring, until none is refused (see load-child). */
   barrierBody: string
   barrierCalls: number
-  /** Requests per second across all connections; absent means as fast as answers come. */
+  /** Requests per second from one caller, evenly spaced (bench/paced.ts); absent means as fast as answers come. */
   overallRate?: number
 }
 

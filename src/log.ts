@@ -59,11 +59,21 @@ export function createLog(destination: number = 2): Log {
   const logger: Logger = pino({ base: { pid: process.pid }, timestamp: pino.stdTimeFunctions.isoTime }, stream)
   setInterval(stream.flush, FLUSH_EVERY_MS).unref()
   process.on('exit', stream.flush)
+  // The `call` line is written without pino, the same JSON pino would write: it is one line
+  // per call, its fields are plain strings and numbers, and pino's generic serializer was ~5 %
+  // of the front's CPU at 32 callers.
+  const callPrefix = `{"level":30,"time":"`
+  const callMiddle = `","pid":${process.pid},"kind":"call"`
   // Only the per-call lines wait in the buffer; a lifecycle line (listening, draining, …) goes out at once.
   return {
     info: (kind, fields) => {
+      if (kind === 'call') {
+        const rest = fields === undefined ? '}' : JSON.stringify(fields)
+        stream.write(`${callPrefix}${new Date().toISOString()}${callMiddle}${rest.length > 2 ? `,${rest.slice(1)}` : '}'}\n`)
+        return
+      }
       logger.info({ kind, ...fields })
-      if (kind !== 'call') stream.flush()
+      stream.flush()
     },
     warn: (kind, fields) => {
       logger.warn({ kind, ...fields })

@@ -41,6 +41,16 @@ describe('deadlines', () => {
   })
 })
 
+describe('answers of every size', () => {
+  it('a call alone on the workers is answered intact from shared memory, and one past the 16 KiB cell by message', async () => {
+    for (const length of [10, 5000, 40_000]) {
+      const text = 'é✓🚀 '.repeat(length / 5)
+      const res = await invoke(host, 'echo', { text })
+      expect(res.body).toEqual({ v: 2, kind: 'result', output: { text } })
+    }
+  })
+})
+
 describe('a caller that goes away', () => {
   it('ends the call as cancelled on the call line and fires the abortSignal', async () => {
     const marker = join(dir, 'aborted-cancel')
