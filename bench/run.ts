@@ -8,7 +8,7 @@ import { cpus, loadavg, tmpdir, totalmem, type as osType, release } from 'node:o
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { benchCases, invokeBody, type BenchCase, type CaseId } from './cases.js'
-import { loadSpec, startLoadGenerator, type LoadGenerator } from './load.js'
+import { loadSpec, startLoadGenerator, type LoadGenerator, type LoadResult } from './load.js'
 import { generatePack, writePack } from './pack-gen.js'
 import { runProfile } from './profile-run.js'
 import {
@@ -205,6 +205,7 @@ async function main(): Promise<void> {
   const ceilingSerial: CeilingResult[] = []
   const ceilingWithAjv: CeilingResult[] = []
   const paced: Results['paced'] = { rate: [], strict: [], warm: [] }
+  const limitsControl: LoadResult[] = []
   const prewarmed: Results['prewarmed'] = []
   const phases: Record<string, number> = {}
   let phaseStart = performance.now()
@@ -237,6 +238,13 @@ async function main(): Promise<void> {
             const r = await measure(gen, server, c.body, connections, o, undefined, o.quick && c.id === 'strict' ? 0 : o.warmupS)
             runs.push({ round, caseId: c.id, connections, server: server.name as Run['server'], ...r })
             log(`round ${round} ${c.id} x${connections} ${server.name}: ${rate(r.load.rps)} p50 ${micros(r.load.p50Us)} p99 ${micros(r.load.p99Us)}`)
+            if (c.id === 'limits' && connections > 1 && server === host) {
+              const echoBody = invokeBody('echo', { message: 'hello, bench' })
+              await prewarm(gen, host, echoBody, o)
+              const control = (await measure(gen, host, echoBody, connections, o)).load
+              limitsControl.push(control)
+              log(`round ${round} echo x${connections} host right after limits: ${rate(control.rps)}`)
+            }
           }
         }
       }
@@ -274,6 +282,7 @@ async function main(): Promise<void> {
     ceilingSerial,
     ceilingWithAjv,
     paced,
+    limitsControl,
     startup,
     workerMemory: memory,
     phases,

@@ -64,12 +64,23 @@ export function createLog(destination: number = 2): Log {
   // of the front's CPU at 32 callers.
   const callPrefix = `{"level":30,"time":"`
   const callMiddle = `","pid":${process.pid},"kind":"call"`
+  // Many call lines share a millisecond under load: format its time once.
+  let isoMs = 0
+  let iso = ''
+  const isoNow = () => {
+    const now = Date.now()
+    if (now !== isoMs) {
+      isoMs = now
+      iso = new Date(now).toISOString()
+    }
+    return iso
+  }
   // Only the per-call lines wait in the buffer; a lifecycle line (listening, draining, …) goes out at once.
   return {
     info: (kind, fields) => {
       if (kind === 'call') {
         const rest = fields === undefined ? '}' : JSON.stringify(fields)
-        stream.write(`${callPrefix}${new Date().toISOString()}${callMiddle}${rest.length > 2 ? `,${rest.slice(1)}` : '}'}\n`)
+        stream.write(`${callPrefix}${isoNow()}${callMiddle}${rest.length > 2 ? `,${rest.slice(1)}` : '}'}\n`)
         return
       }
       logger.info({ kind, ...fields })

@@ -4,7 +4,9 @@ import { toIssues } from '../src/protocol/issues.js'
 import { errorMessage, handlerThrow, memoryExceeded, validationText } from '../src/protocol/messages.js'
 import type { CheckInvoke, ResponseMessage, Target, ToolInvoke } from '../src/protocol/wire.js'
 import type { CallResult, CallTask } from '../src/protocol/worker-messages.js'
-import { parentPort, threadId } from 'node:worker_threads'
+import { threadId } from 'node:worker_threads'
+import { markCallStarted } from '../src/protocol/cpu-start-cell.js'
+import { setup } from './worker-state.js'
 import { forgetCall, registerCall } from './abort-registry.js'
 import { buildToolContext, isPauseRequest } from './context.js'
 import { buildFiles } from './files.js'
@@ -26,8 +28,9 @@ export async function runCall(loaded: Map<string, LoadedEntry>, task: CallTask):
   const { entry } = item
   setCurrentTarget(entry.id)
   if (entry.posture === 'strict') setWritableFolder(entry.id, task.tmpDir)
-  // The front measures a cpuMs budget on this worker's event loop from the moment it hears this.
-  if (entry.cpuMs !== undefined) parentPort?.postMessage({ type: 'kindgi-started', callId: task.callId, threadId })
+  // The front measures a cpuMs budget on this worker's event loop from this moment.
+  const cpuTable = task.cpuTable ?? setup.cpuTable
+  if (task.cpuSlot !== undefined && cpuTable !== undefined) markCallStarted(cpuTable, task.cpuSlot, task.callId, threadId, performance.eventLoopUtilization().active)
   const signal = registerCall(task.callId)
   const memory = entry.memMB !== undefined ? watchMemory(entry.memMB) : undefined
   try {

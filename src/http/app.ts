@@ -32,7 +32,7 @@ export function createApp(state: FrontState, options: InvokeOptions): Hono<Env> 
     const refusal = guard(c)
     if (refusal !== undefined) return refuse(c, refusal)
     state.inFlight.enter()
-    c.env.outgoing.once('close', state.inFlight.leave)
+    c.env.outgoing.on('close', state.inFlight.leave) // fires once per response
     return invoke(c, state, options)
   })
 

@@ -73,11 +73,16 @@ export async function invoke(c: Ctx, state: FrontState, options: InvokeOptions):
     const id = about !== undefined && servesId(serving, about) ? about.id : undefined
     state.metrics.callFinished({ target: about?.target, id, outcome, durationMs: line.durationMs as number })
   }
+  // A Response built directly with plain headers (node-server's light Response): c.body with
+  // more than one header makes Hono build a WHATWG Headers, ~2 % of the front at 32 callers.
   const answer = (bodyText: string) =>
-    c.body(bodyText, 200, {
-      'Content-Type': 'application/json',
-      'kindgi-duration-ms': String(Math.round(performance.now() - startedAt)),
-      'kindgi-artifact-version': pack.artifactVersion,
+    new Response(bodyText, {
+      status: 200,
+      headers: {
+        'content-type': 'application/json',
+        'kindgi-duration-ms': String(Math.round(performance.now() - startedAt)),
+        'kindgi-artifact-version': pack.artifactVersion,
+      },
     })
 
   const parsed = parseRequest(body.text)
@@ -129,7 +134,8 @@ function callerGone(outgoing: ServerResponse, listener: () => void): () => void 
   const onClose = () => {
     if (!outgoing.writableEnded) listener()
   }
-  outgoing.once('close', onClose)
+  // 'close' fires once per response: `on` spares the wrapper `once` allocates for every call.
+  outgoing.on('close', onClose)
   return () => outgoing.off('close', onClose)
 }
 

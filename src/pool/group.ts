@@ -20,7 +20,7 @@ export type RunningCall = {
   freed: Promise<void>
   /** Fires the call's abortSignal and terminates the worker if it has not settled after the grace. */
   stop(reason: StopReason): void
-  /** Milliseconds the worker's event loop has been busy on this call, once the worker said it started. */
+  /** Milliseconds the worker's event loop has been busy on this call, once the worker marked its start. */
   busyMs(): number | undefined
 }
 
@@ -53,11 +53,9 @@ export type GroupOptions = {
   onFileRequest(request: FileRequest): void
 }
 
-export type EventLoopUtilization = ReturnType<Worker['performance']['eventLoopUtilization']>
-
-/** Busy time of a worker since a baseline, read from this thread (CONTRACT §6 cpuMs). */
-export function busySince(worker: Worker, baseline: EventLoopUtilization): number {
-  return worker.performance.eventLoopUtilization(baseline).active
+/** Busy time of a worker since it had been busy `busyMsAtStart` ms, read from this thread (CONTRACT §6 cpuMs). */
+export function busySince(worker: Worker, busyMsAtStart: number): number {
+  return worker.performance.eventLoopUtilization().active - busyMsAtStart
 }
 
 /** The reason a worker retired by a call is replaced. */

@@ -2,13 +2,14 @@
 // holds the group's modules and runs one call at a time. Piscina gives us the queue and
 // worker replacement; deadlines, retirement and the abort notice are ours.
 import { fileURLToPath } from 'node:url'
-import { BroadcastChannel, type Worker } from 'node:worker_threads'
+import { BroadcastChannel } from 'node:worker_threads'
 import { Piscina } from 'piscina'
-import type { AbortNotice, CallResult, CallTask, ProbeResult, WorkerEvent } from '../protocol/worker-messages.js'
+import type { AbortNotice, CallResult, CallTask, ProbeResult, WorkerEvent, WorkerSetup } from '../protocol/worker-messages.js'
 import {
   ABORT_GRACE_MS, busySince, describeDeath, resourceLimits, retireReason,
-  type EventLoopUtilization, type GroupAnswer, type GroupOptions, type RunningCall, type StopReason, type WorkerGroup,
+  type GroupAnswer, type GroupOptions, type RunningCall, type StopReason, type WorkerGroup,
 } from './group.js'
+import { createCpuSlots, createCpuStartTable, readCallStart, type CpuStartTable } from '../protocol/cpu-start-cell.js'
 import { createAbortHandle } from './abort-handle.js'
 import { createFastLane } from './fast-lane.js'
 
@@ -17,9 +18,15 @@ import { createFastLane } from './fast-lane.js'
 const POOLED_WORKER = fileURLToPath(new URL('../../workers/bundled/pooled.js', import.meta.url))
 
 export function createPiscinaGroup(options: GroupOptions & { minThreads: number }): WorkerGroup {
+  const cpuLimited = new Set(options.entries.filter((e) => e.cpuMs !== undefined).map((e) => e.key))
+  // One slot per thread: a call holds its slot until its worker is done with it, so calls holding
+  // slots never outnumber threads. (Should they, a call brings a table of its own.)
+  const cpuTable = cpuLimited.size > 0 ? createCpuStartTable(options.maxThreads) : undefined
+  const cpuSlots = cpuTable === undefined ? undefined : createCpuSlots(cpuTable)
+  const setup: WorkerSetup = { groupKey: options.key, entries: options.entries, abortChannel: options.abortChannel, ...(cpuTable !== undefined ? { cpuTable } : {}) }
   const pool = new Piscina({
     filename: POOLED_WORKER,
-    workerData: { groupKey: options.key, entries: options.entries, abortChannel: options.abortChannel },
+    workerData: setup,
     env: options.env,
     minThreads: Math.min(options.minThreads, options.maxThreads),
     maxThreads: options.maxThreads,
@@ -35,17 +42,9 @@ export function createPiscinaGroup(options: GroupOptions & { minThreads: number 
   aborts.unref()
   // A call that retires its worker answers here, beside its never-settling task.
   const retiring = new Map<number, (result: CallResult) => void>()
-  // Calls with a cpuMs budget say which thread runs them, so their busy time can be read.
-  const started = new Map<number, { worker: Worker; baseline: EventLoopUtilization }>()
-  const cpuCalls = new Set<number>()
-  const cpuLimited = new Set(options.entries.filter((e) => e.cpuMs !== undefined).map((e) => e.key))
   pool.on('message', (event: WorkerEvent) => {
     if (event?.type === 'kindgi-result') retiring.get(event.callId)?.(event.result)
     if (event?.type === 'kindgi-files') options.onFileRequest(event)
-    if (event?.type === 'kindgi-started' && cpuCalls.has(event.callId)) {
-      const worker = pool.threads.find((t) => t.threadId === event.threadId)
-      if (worker !== undefined) started.set(event.callId, { worker, baseline: worker.performance.eventLoopUtilization() })
-    }
   })
   // An idle worker that dies (a timer throwing after its call answered) surfaces here.
   pool.on('error', () => options.onReplaced('crash', undefined))
@@ -63,6 +62,7 @@ export function createPiscinaGroup(options: GroupOptions & { minThreads: number 
     let resolveFreed!: () => void
     const freed = new Promise<void>((resolve) => (resolveFreed = resolve))
     const id = task.key.slice(task.key.indexOf(':') + 1)
+    let cpuStart: { slot: number; table: CpuStartTable; own: boolean } | undefined
     let running = false
 
     const ticket = options.budget.enqueue(() => {
@@ -72,10 +72,16 @@ export function createPiscinaGroup(options: GroupOptions & { minThreads: number 
         abort.abort()
         options.onReplaced(retireReason(result.retire ?? 'failed'), id)
       })
-      if (cpuLimited.has(task.key)) cpuCalls.add(task.callId)
       // Alone on the worker threads, with no file requests to serve: wait for the answer in shared memory.
       const cell = options.budget.running() === 1 && task.files === undefined ? fastLane.offer(task.key) : undefined
-      const done = pool.run(cell === undefined ? task : { ...task, answerCell: cell }, { signal: abort }).then(
+      if (cpuLimited.has(task.key)) {
+        const slot = cpuSlots?.take()
+        cpuStart = slot !== undefined ? { slot, table: cpuTable!, own: false } : { slot: 0, table: createCpuStartTable(1), own: true }
+      }
+      let sent = task
+      if (cell !== undefined) sent = { ...sent, answerCell: cell }
+      if (cpuStart !== undefined) sent = { ...sent, cpuSlot: cpuStart.slot, ...(cpuStart.own ? { cpuTable: cpuStart.table } : {}) }
+      const done = pool.run(sent, { signal: abort }).then(
         (result: CallResult) => resolveAnswer({ kind: 'result', result }),
         (err: unknown) => {
           if (abort.aborted) return // terminated by us: the answer was already given
@@ -85,9 +91,8 @@ export function createPiscinaGroup(options: GroupOptions & { minThreads: number 
         },
       ).finally(() => {
         if (cell !== undefined) fastLane.release(cell)
+        if (cpuStart !== undefined && !cpuStart.own) cpuSlots?.give(cpuStart.slot)
         retiring.delete(task.callId)
-        cpuCalls.delete(task.callId)
-        started.delete(task.callId)
         ticket.done()
         resolveFreed()
         settling.delete(done)
@@ -121,8 +126,10 @@ export function createPiscinaGroup(options: GroupOptions & { minThreads: number 
       void freed.then(() => clearTimeout(grace))
     }
     const busyMs = () => {
-      const s = started.get(task.callId)
-      return s === undefined ? undefined : busySince(s.worker, s.baseline)
+      const start = cpuStart === undefined ? undefined : readCallStart(cpuStart.table, cpuStart.slot, task.callId)
+      if (start === undefined) return undefined
+      const worker = pool.threads.find((t) => t.threadId === start.threadId)
+      return worker === undefined ? undefined : busySince(worker, start.busyMsAtStart)
     }
     return { answer, freed, stop, busyMs }
   }

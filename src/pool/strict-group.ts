@@ -6,8 +6,9 @@ import { Worker } from 'node:worker_threads'
 import type { CallTask, WorkerEvent } from '../protocol/worker-messages.js'
 import {
   ABORT_GRACE_MS, busySince, describeDeath, resourceLimits,
-  type EventLoopUtilization, type GroupAnswer, type GroupOptions, type RunningCall, type StopReason, type WorkerGroup,
+  type GroupAnswer, type GroupOptions, type RunningCall, type StopReason, type WorkerGroup,
 } from './group.js'
+import { createCpuStartTable, readCallStart } from '../protocol/cpu-start-cell.js'
 import { spareTarget } from './spare-sizing.js'
 
 // Bundled at build, like the pooled worker (piscina-group.ts): what a strict call waits for is a start.
@@ -21,6 +22,7 @@ export function createStrictGroup(options: GroupOptions): WorkerGroup {
   /** Workers holding a call (spares excluded): what the thread budget samples. */
   const calling = new Set<Worker>()
   const recentCalls: number[] = []
+  const cpuLimited = new Set(options.entries.filter((e) => e.cpuMs !== undefined).map((e) => e.key))
   let startMsAverage = 30
   let closed = false
 
@@ -60,7 +62,8 @@ export function createStrictGroup(options: GroupOptions): WorkerGroup {
     let settled = false
     let worker: Worker | undefined
     let terminatedFor: StopReason | 'strict' | 'memory' | undefined
-    let baseline: EventLoopUtilization | undefined
+    // A strict worker serves one call: the call brings its own one-slot table.
+    const cpuTable = cpuLimited.has(task.key) ? createCpuStartTable(1) : undefined
     let resolveAnswer!: (answer: GroupAnswer) => void
     const answer = new Promise<GroupAnswer>((resolve) => {
       resolveAnswer = (a) => {
@@ -83,7 +86,6 @@ export function createStrictGroup(options: GroupOptions): WorkerGroup {
       calling.add(w)
       let died: { reason: 'crash' | 'memory'; detail: string } | undefined
       w.on('message', (event: WorkerEvent) => {
-        if (event.type === 'kindgi-started') baseline = w.performance.eventLoopUtilization()
         if (event.type === 'kindgi-files') options.onFileRequest(event)
         if (event.type !== 'kindgi-result' || settled) return
         resolveAnswer({ kind: 'result', result: event.result })
@@ -115,7 +117,7 @@ export function createStrictGroup(options: GroupOptions): WorkerGroup {
           resolveAnswer({ kind: 'died', reason: 'crash', detail: problems.join('; ') })
           return
         }
-        w.postMessage(task)
+        w.postMessage(cpuTable === undefined ? task : { ...task, cpuSlot: 0, cpuTable })
       })
     })
 
@@ -137,7 +139,10 @@ export function createStrictGroup(options: GroupOptions): WorkerGroup {
       }, reason === 'cpu' ? 0 : ABORT_GRACE_MS)
       void freed.then(() => clearTimeout(grace))
     }
-    const busyMs = () => (baseline === undefined || worker === undefined ? undefined : busySince(worker, baseline))
+    const busyMs = () => {
+      const start = cpuTable === undefined ? undefined : readCallStart(cpuTable, 0, task.callId)
+      return start === undefined || worker === undefined ? undefined : busySince(worker, start.busyMsAtStart)
+    }
     return { answer, freed, stop, busyMs }
   }
 

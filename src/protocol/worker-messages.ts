@@ -35,6 +35,8 @@ export type WorkerSetup = {
   groupKey: string
   entries: RunnableEntry[]
   abortChannel: string
+  /** The group's cpuMs start table, when one of its entries has cpuMs. */
+  cpuTable?: SharedArrayBuffer
 }
 
 /** The ids a call's log lines carry. */
@@ -58,6 +60,12 @@ export type CallTask = {
   files?: { store: boolean; read: boolean }
   /** Present when the front will wait for the answer in shared memory (answer-cell.ts). */
   answerCell?: SharedArrayBuffer
+  /**
+   * For a tool or check with cpuMs: the slot where the worker marks the call's start
+   * (cpu-start-cell.ts), in `cpuTable` when given, else in the group's table (WorkerSetup).
+   */
+  cpuSlot?: number
+  cpuTable?: SharedArrayBuffer
 }
 
 export type ProbeTask = { type: 'probe' }
@@ -82,7 +90,6 @@ export type ProbeResult = { problems: string[] }
 export type WorkerEvent =
   | { type: 'kindgi-ready'; problems: string[] }
   | { type: 'kindgi-result'; callId: number; result: CallResult }
-  | { type: 'kindgi-started'; callId: number; threadId: number }
   | FileRequest
 
 /** Messages the front sends to workers on the abort BroadcastChannel. */

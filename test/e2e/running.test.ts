@@ -51,6 +51,22 @@ describe('answers of every size', () => {
   })
 })
 
+describe('cpuMs on a warm worker', () => {
+  it("counts each call's own busy time from its start: calls under the budget pass one after another on the same warm worker, and time waiting on I/O does not count", async () => {
+    for (let i = 0; i < 3; i++) {
+      expect((await invoke(host, 'busy', { burnMs: 150 })).body).toEqual({ v: 2, kind: 'result', output: { burnedMs: 150 } })
+    }
+    expect((await invoke(host, 'busy', { idleMs: 700, burnMs: 50 })).body).toEqual({ v: 2, kind: 'result', output: { burnedMs: 50 } })
+  })
+  it('a call busy past cpuMs after waiting on I/O is stopped soon after its budget, naming cpuMs', async () => {
+    const started = Date.now()
+    const res = await invoke(host, 'busy', { idleMs: 400, burnMs: 20_000 }, { 'kindgi-timeout-ms': '30000' })
+    expect(res.body).toEqual({ v: 2, kind: 'error', code: 'deadline-exceeded', message: expect.stringContaining('cpuMs 300'), toolId: 'busy' })
+    expect(Date.now() - started).toBeLessThan(400 + 300 + 1500)
+    await host.waitFor('worker-replaced', (l) => l.reason === 'cpu' && l.id === 'busy@1.0.0')
+  })
+})
+
 describe('a caller that goes away', () => {
   it('ends the call as cancelled on the call line and fires the abortSignal', async () => {
     const marker = join(dir, 'aborted-cancel')

@@ -90,6 +90,14 @@ describe('report', () => {
     expect(targets(results).find((t) => t.name.startsWith('RSS'))!.pass).toBe(true)
   })
 
+  it("limits are judged against the echo run made right after them when there is one, not the round's echo case", () => {
+    const withControl: Results = { ...results, limitsControl: [load(9800, 4000, 9000), load(6860, 4000, 9000), load(9800, 4000, 9000)] }
+    const limits = targets(withControl).find((t) => t.name.startsWith('limits'))!
+    expect(limits.name).toContain('run right after')
+    expect(limits.measured).toBe('30.0 %') // per round 6860/9800, 6860/6860, 6860/9800: median 0.7 (the echo case alone: 2.0 %)
+    expect(limits.pass).toBe(false)
+  })
+
   it('renders one markdown table with PASS and FAIL', () => {
     const table = renderTable(results)
     expect(table).toContain('| echo ')
