@@ -7,19 +7,32 @@ import { getHeapStatistics } from 'node:v8'
 
 const CHECK_EVERY_MS = 25
 
+// One interval per worker, started with its first limited call and kept, rather than a timer
+// set and cleared and a promise raced for every call: the watch is most of what a limited
+// call does more than an unlimited one. The interval costs nothing between calls: an idle
+// pooled worker is parked in Atomics.wait and its timers do not run. A worker runs one call
+// at a time, so there is one watched call at most.
+let watched: { memMB: number; trip: () => void } | undefined
+let timer: NodeJS.Timeout | undefined
+
+function check(): void {
+  if (watched !== undefined && overLimit(watched.memMB)) watched.trip()
+}
+
 export function overLimit(memMB: number): boolean {
   const stats = getHeapStatistics()
   return stats.used_heap_size + stats.external_memory > memMB * 1024 * 1024
 }
 
-/** Resolves when the limit is passed; `stop` ends the watch. */
-export function watchMemory(memMB: number): { tripped: Promise<void>; stop(): void } {
-  let timer: NodeJS.Timeout | undefined
-  const tripped = new Promise<void>((resolve) => {
-    timer = setInterval(() => {
-      if (overLimit(memMB)) resolve()
-    }, CHECK_EVERY_MS)
+/** Calls `trip` if the limit is passed while the call runs; returns the function that ends the watch. */
+export function watchMemory(memMB: number, trip: () => void): () => void {
+  if (timer === undefined) {
+    timer = setInterval(check, CHECK_EVERY_MS)
     timer.unref()
-  })
-  return { tripped, stop: () => clearInterval(timer) }
+  }
+  const call = { memMB, trip }
+  watched = call
+  return () => {
+    if (watched === call) watched = undefined
+  }
 }

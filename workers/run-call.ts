@@ -32,18 +32,23 @@ export async function runCall(loaded: Map<string, LoadedEntry>, task: CallTask):
   const cpuTable = task.cpuTable ?? setup.cpuTable
   if (task.cpuSlot !== undefined && cpuTable !== undefined) markCallStarted(cpuTable, task.cpuSlot, task.callId, threadId, performance.eventLoopUtilization().active)
   const signal = registerCall(task.callId)
-  const memory = entry.memMB !== undefined ? watchMemory(entry.memMB) : undefined
+  const memMB = entry.memMB
+  let stopWatch: (() => void) | undefined
   try {
     // Owned by the call: a throw from code it started is its own, not a stray (stray-errors.ts).
     const running = runOwned(task.callId, () =>
       message.kind === 'invoke' ? runTool(item, message, task, signal) : runCheck(item, message, signal),
     )
-    if (memory === undefined) return await running
-    const result = await Promise.race([running, memory.tripped.then(() => undefined)])
-    if (result === undefined || overLimit(entry.memMB as number)) return memoryExceededResult(item)
+    if (memMB === undefined) return await running
+    // Answered by the handler, or at once when the memory watch trips (undefined).
+    const result = await new Promise<CallResult | undefined>((resolve, reject) => {
+      stopWatch = watchMemory(memMB, () => resolve(undefined))
+      running.then(resolve, reject)
+    })
+    if (result === undefined || overLimit(memMB)) return memoryExceededResult(item)
     return result
   } finally {
-    memory?.stop()
+    stopWatch?.()
     forgetCall(task.callId)
   }
 }

@@ -67,6 +67,17 @@ describe('cpuMs on a warm worker', () => {
   })
 })
 
+describe('memMB on a warm worker', () => {
+  it('Buffers held past memMB end that call with handler-throw naming memMB, whichever call of the worker it is, and the tool serves on', async () => {
+    for (let i = 0; i < 3; i++) expect((await invoke(host, 'hoard', { mb: 8 })).body).toEqual({ v: 2, kind: 'result', output: { heldMB: 8 } })
+    const res = await invoke(host, 'hoard', { mb: 400 }, { 'kindgi-timeout-ms': '30000' })
+    expect(res.body).toMatchObject({ kind: 'error', code: 'handler-throw', toolId: 'hoard' })
+    expect(res.body.message).toContain('memMB 64')
+    await host.waitFor('worker-replaced', (l) => l.reason === 'memory' && l.id === 'hoard@1.0.0')
+    expect((await invoke(host, 'hoard', { mb: 8 })).body).toEqual({ v: 2, kind: 'result', output: { heldMB: 8 } })
+  })
+})
+
 describe('a caller that goes away', () => {
   it('ends the call as cancelled on the call line and fires the abortSignal', async () => {
     const marker = join(dir, 'aborted-cancel')
