@@ -107,6 +107,15 @@ async function prewarm(gen: LoadGenerator, server: Server, body: string, o: Opti
   return { seconds: (performance.now() - started) / 1000, threads }
 }
 
+/** Echo on the host, its pool grown first: the baseline the limits case is compared with. */
+async function echoControl(gen: LoadGenerator, host: Server, connections: number, o: Options, round: number, when: string): Promise<LoadResult> {
+  const echoBody = invokeBody('echo', { message: 'hello, bench' })
+  await prewarm(gen, host, echoBody, o)
+  const control = (await measure(gen, host, echoBody, connections, o)).load
+  log(`round ${round} echo x${connections} host ${when} limits: ${rate(control.rps)}`)
+  return control
+}
+
 function runCeiling(spec: CeilingSpec): Promise<CeilingResult> {
   const script = fileURLToPath(new URL('./worker-ceiling.js', import.meta.url))
   return new Promise((resolve, reject) => {
@@ -233,17 +242,16 @@ async function main(): Promise<void> {
             prewarmed.push({ round, caseId: c.id, ...warmed })
             log(`round ${round} ${c.id}: the host's pool stopped growing at ${warmed.threads} OS threads after ${warmed.seconds.toFixed(1)} s`)
           }
+          // The limits target's baseline brackets the limits run: echo on the host just before and just after.
+          const bracketsLimits = c.id === 'limits' && connections > 1
+          if (bracketsLimits) limitsControl.push(await echoControl(gen, host, connections, o, round, 'before'))
           for (const server of [host, reference]) {
             // A strict call has no warm pool to warm up; quick mode saves the time (a strict call lasts a worker start).
             const r = await measure(gen, server, c.body, connections, o, undefined, o.quick && c.id === 'strict' ? 0 : o.warmupS)
             runs.push({ round, caseId: c.id, connections, server: server.name as Run['server'], ...r })
             log(`round ${round} ${c.id} x${connections} ${server.name}: ${rate(r.load.rps)} p50 ${micros(r.load.p50Us)} p99 ${micros(r.load.p99Us)}`)
-            if (c.id === 'limits' && connections > 1 && server === host) {
-              const echoBody = invokeBody('echo', { message: 'hello, bench' })
-              await prewarm(gen, host, echoBody, o)
-              const control = (await measure(gen, host, echoBody, connections, o)).load
-              limitsControl.push(control)
-              log(`round ${round} echo x${connections} host right after limits: ${rate(control.rps)}`)
+            if (bracketsLimits && server === host) {
+              limitsControl.push(await echoControl(gen, host, connections, o, round, 'after'))
             }
           }
         }
