@@ -273,6 +273,6 @@ export function renderTable(results: Results): string {
     `memory per warm worker: ${results.workerMemory.method}`,
     `before each 32-caller host run its pool was driven until it stopped growing (median time, host OS threads then): ${growth.join(', ')}`,
     'CPU/call: user + system CPU of the whole server process (front and workers) during the measured window, per 200 answer; it counts what the server spent, whatever else the machine ran.',
-    errors > 0 ? `${errors} answers were not 200 (503 overloaded, errors, timeouts): see the host non-200 column and results.json` : 'every measured answer was a 200',
+    errors > 0 ? `${errors} ${errors === 1 ? 'answer was' : 'answers were'} not 200 (503 overloaded, errors, timeouts): see the host non-200 column and results.json` : 'every measured answer was a 200',
   ].join('\n')
 }
