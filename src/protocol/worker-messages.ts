@@ -66,6 +66,11 @@ export type CallTask = {
    */
   cpuSlot?: number
   cpuTable?: SharedArrayBuffer
+  /**
+   * Warm workers only: where the front may put the worker's next call while this one runs
+   * (mailbox.ts). The worker runs every call it takes from it, one after the other.
+   */
+  mailbox?: SharedArrayBuffer
 }
 
 export type ProbeTask = { type: 'probe' }
@@ -86,10 +91,15 @@ export type CallResult = {
 
 export type ProbeResult = { problems: string[] }
 
+/** What a warm worker's task returns: the answer of the last call of its run (mailbox.ts). */
+export type RunEnd = { callId: number; result: CallResult }
+
 /** Messages a worker posts on parentPort outside a task's return value. */
 export type WorkerEvent =
   | { type: 'kindgi-ready'; problems: string[] }
   | { type: 'kindgi-result'; callId: number; result: CallResult }
+  /** The answer of a call followed by one the worker has taken from its mailbox. */
+  | { type: 'kindgi-answer'; callId: number; result: CallResult }
   | FileRequest
 
 /** Messages the front sends to workers on the abort BroadcastChannel. */
