@@ -1,11 +1,10 @@
 // The warm group's fast lane with real worker threads (the built worker bundle): a call alone
 // on the workers is answered from its answer cell before run() returns, and its slot is free
 // with it; an answer that does not fit comes by message, intact.
-import { afterAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { createPiscinaGroup } from '../../dist/src/pool/piscina-group.js'
-import { createThreadBudget } from '../../dist/src/pool/thread-budget.js'
+import { warmGroup } from './warm-group.js'
 import type { CallTask, RunnableEntry } from '../../src/protocol/worker-messages.js'
 
 const PACK = fileURLToPath(new URL('../fixtures/basic-pack/', import.meta.url))
@@ -13,18 +12,7 @@ const echo: RunnableEntry = {
   key: 'tool:echo@1.0.0', target: 'tool', id: 'echo', version: '1.0.0', modulePath: 'tools/echo.js', absPath: join(PACK, 'tools/echo.js'),
   posture: 'none', networkNone: false, pauses: false, storesFiles: false, readsFiles: false,
 }
-const replaced: string[] = []
-let groupThreads: () => import('node:worker_threads').Worker[] = () => []
-const budget = createThreadBudget(2, () => groupThreads())
-const group = createPiscinaGroup({
-  key: 'none', entries: [echo], env: {}, memMB: undefined, maxThreads: 2, minThreads: 1, abortChannel: `test-abort-${process.pid}`,
-  onReplaced: (reason) => replaced.push(reason), budget, onFileRequest: () => undefined,
-})
-groupThreads = group.threads
-afterAll(async () => {
-  await group.close()
-  budget.close()
-})
+const { group, replaced } = warmGroup([echo], 2, 2)
 
 let nextId = 1
 function task(input: unknown): CallTask {

@@ -2,13 +2,12 @@
 // run one after the other on that worker (src/pool/piscina-group.ts, protocol/mailbox.ts).
 // These are the promises that make that safe, with real worker threads (the built bundle) and
 // one core in the thread budget, so that every call after the first waits behind it.
-import { afterAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { existsSync, mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { createPiscinaGroup } from '../../dist/src/pool/piscina-group.js'
-import { createThreadBudget } from '../../dist/src/pool/thread-budget.js'
+import { warmGroup } from './warm-group.js'
 import type { CallTask, RunnableEntry } from '../../src/protocol/worker-messages.js'
 
 const PACK = fileURLToPath(new URL('../fixtures/basic-pack/', import.meta.url))
@@ -22,18 +21,7 @@ const FAULT_PACK = fileURLToPath(new URL('../fixtures/fault-pack/', import.meta.
 // Leaves a rejection nobody handles: its worker dies mid-call through Piscina's error path.
 const reject: RunnableEntry = { ...entry('reject'), absPath: join(FAULT_PACK, 'tools/reject.js') }
 const entries = [...['echo', 'sleep', 'spin', 'exit', 'marker', 'busy'].map(entry), reject]
-const replaced: string[] = []
-let groupThreads: () => import('node:worker_threads').Worker[] = () => []
-const budget = createThreadBudget(1, () => groupThreads())
-const group = createPiscinaGroup({
-  key: 'none', entries, env: {}, memMB: undefined, maxThreads: 3, minThreads: 1, abortChannel: `test-runs-${process.pid}`,
-  onReplaced: (reason) => replaced.push(reason), budget, onFileRequest: () => undefined,
-})
-groupThreads = group.threads
-afterAll(async () => {
-  await group.close()
-  budget.close()
-})
+const { group, replaced } = warmGroup(entries, 1, 3)
 
 let nextId = 1
 function task(tool: string, input: unknown): CallTask {
