@@ -211,8 +211,10 @@ export function createPiscinaGroup(options: GroupOptions & { minThreads: number 
   function runEnded(run: Run, end: RunEnd): void {
     run.over = true
     open.delete(run)
-    // The worker closed the mailbox before it returned: it may serve another run.
-    if (run.waiting.length === 0) freeMailboxes.push(run.mailbox)
+    // The worker closed the mailbox before it returned (it closes it only when empty), and
+    // never touches it again: it may serve another run. Calls still in `waiting` were taken
+    // and answered; their answers come on another port and may arrive after this.
+    freeMailboxes.push(run.mailbox)
     const call = calls.get(end.callId)
     if (call === undefined) return
     give(call, { kind: 'result', result: end.result })
