@@ -14,7 +14,7 @@ import { runProfile } from './profile-run.js'
 import {
   BENCH_INDEX, HOST_BIN, REFERENCE_BIN, ROOT, TOKEN, call, nodeStartMs, procCpuMs, procStatus, sampleRss, startServer, type Server,
 } from './proc.js'
-import { micros, rate, renderTable, type Machine, type Results, type Run, type WorkerMemory } from './report.js'
+import { micros, rate, renderTable, type LimitsPair, type Machine, type Results, type Run, type WorkerMemory } from './report.js'
 import { median } from './stats.js'
 import type { CeilingResult, CeilingSpec } from './worker-ceiling.js'
 
@@ -107,13 +107,31 @@ async function prewarm(gen: LoadGenerator, server: Server, body: string, o: Opti
   return { seconds: (performance.now() - started) / 1000, threads }
 }
 
-/** Echo on the host, its pool grown first: the baseline the limits case is compared with. */
-async function echoControl(gen: LoadGenerator, host: Server, connections: number, o: Options, round: number, when: string): Promise<LoadResult> {
+/** Pairs a round: the limits target takes the median of all of them (report.ts, `limitsPairs`). */
+const LIMITS_PAIRS = 8
+/** Warmup before each run of a pair: the other group's workers park, this one's wake. */
+const PAIR_WARMUP_S = 0.3
+
+/** Echo and the limited tool at 32 callers on the host, back to back, the order alternating. */
+async function limitsPairs(gen: LoadGenerator, host: Server, limitsBody: string, o: Options, round: number): Promise<LimitsPair[]> {
   const echoBody = invokeBody('echo', { message: 'hello, bench' })
+  // The limited tool's pool was grown just now (the case's own prewarm); grow echo's too.
   await prewarm(gen, host, echoBody, o)
-  const control = (await measure(gen, host, echoBody, connections, o)).load
-  log(`round ${round} echo x${connections} host ${when} limits: ${rate(control.rps)}`)
-  return control
+  const pairs: LimitsPair[] = []
+  const count = o.quick ? 3 : LIMITS_PAIRS
+  const durationS = o.quick ? o.durationS : Math.min(o.durationS, 2)
+  for (let i = 0; i < count; i++) {
+    const echoFirst = (round + i) % 2 === 0
+    // The barrier before the window sends the run's own tool too (both are cheap): an echo
+    // barrier before a limits window would wake echo's workers just as the window opens.
+    const runOne = (body: string) => gen.run({ ...loadSpec(host.url, body, 32, PAIR_WARMUP_S, durationS), barrierBody: body })
+    const first = await runOne(echoFirst ? echoBody : limitsBody)
+    const second = await runOne(echoFirst ? limitsBody : echoBody)
+    const pair = echoFirst ? { round, echoFirst, echo: first, limits: second } : { round, echoFirst, echo: second, limits: first }
+    pairs.push(pair)
+    log(`round ${round} limits pair ${i + 1}: echo ${rate(pair.echo.rps)}, limits ${rate(pair.limits.rps)} (${(pair.limits.rps / pair.echo.rps).toFixed(3)})`)
+  }
+  return pairs
 }
 
 function runCeiling(spec: CeilingSpec): Promise<CeilingResult> {
@@ -214,7 +232,7 @@ async function main(): Promise<void> {
   const ceilingSerial: CeilingResult[] = []
   const ceilingWithAjv: CeilingResult[] = []
   const paced: Results['paced'] = { rate: [], strict: [], warm: [] }
-  const limitsControl: LoadResult[] = []
+  const pairs: LimitsPair[] = []
   const prewarmed: Results['prewarmed'] = []
   const phases: Record<string, number> = {}
   let phaseStart = performance.now()
@@ -242,18 +260,13 @@ async function main(): Promise<void> {
             prewarmed.push({ round, caseId: c.id, ...warmed })
             log(`round ${round} ${c.id}: the host's pool stopped growing at ${warmed.threads} OS threads after ${warmed.seconds.toFixed(1)} s`)
           }
-          // The limits target's baseline brackets the limits run: echo on the host just before and just after.
-          const bracketsLimits = c.id === 'limits' && connections > 1
-          if (bracketsLimits) limitsControl.push(await echoControl(gen, host, connections, o, round, 'before'))
           for (const server of [host, reference]) {
             // A strict call has no warm pool to warm up; quick mode saves the time (a strict call lasts a worker start).
             const r = await measure(gen, server, c.body, connections, o, undefined, o.quick && c.id === 'strict' ? 0 : o.warmupS)
             runs.push({ round, caseId: c.id, connections, server: server.name as Run['server'], ...r })
             log(`round ${round} ${c.id} x${connections} ${server.name}: ${rate(r.load.rps)} p50 ${micros(r.load.p50Us)} p99 ${micros(r.load.p99Us)}`)
-            if (bracketsLimits && server === host) {
-              limitsControl.push(await echoControl(gen, host, connections, o, round, 'after'))
-            }
           }
+          if (c.id === 'limits' && connections > 1) pairs.push(...(await limitsPairs(gen, host, c.body, o, round)))
         }
       }
       phase(`round ${round}: cases`)
@@ -290,7 +303,7 @@ async function main(): Promise<void> {
     ceilingSerial,
     ceilingWithAjv,
     paced,
-    limitsControl,
+    limitsPairs: pairs,
     startup,
     workerMemory: memory,
     phases,

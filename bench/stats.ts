@@ -16,6 +16,11 @@ export function percentileSorted(sorted: ArrayLike<number>, p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.max(0, rank - 1))] as number
 }
 
+/** The first (1) or third (3) quartile of the finite values, nearest-rank; NaN when there are none. */
+export function quartile(values: readonly number[], q: 1 | 3): number {
+  return percentileSorted(values.filter(Number.isFinite).sort((a, b) => a - b), q * 25)
+}
+
 /** a / b, NaN when either is missing or b is 0. */
 export function ratio(a: number, b: number): number {
   return Number.isFinite(a) && Number.isFinite(b) && b !== 0 ? a / b : Number.NaN
