@@ -233,6 +233,7 @@ async function main(): Promise<void> {
   const ceilingWithAjv: CeilingResult[] = []
   const paced: Results['paced'] = { rate: [], strict: [], warm: [] }
   const pairs: LimitsPair[] = []
+  const strictCeiling: NonNullable<Results['strictCeiling']> = []
   const prewarmed: Results['prewarmed'] = []
   const phases: Record<string, number> = {}
   let phaseStart = performance.now()
@@ -260,11 +261,19 @@ async function main(): Promise<void> {
             prewarmed.push({ round, caseId: c.id, ...warmed })
             log(`round ${round} ${c.id}: the host's pool stopped growing at ${warmed.threads} OS threads after ${warmed.seconds.toFixed(1)} s`)
           }
+          // The strict target's ceiling brackets the host's strict run: measured just before and just after.
+          const bracketsStrict = c.id === 'strict' && connections > 1
           for (const server of [host, reference]) {
+            const before = bracketsStrict && server === host ? await runCeiling(strictCeilingSpec(m.nproc, ceilingS, false)) : undefined
             // A strict call has no warm pool to warm up; quick mode saves the time (a strict call lasts a worker start).
             const r = await measure(gen, server, c.body, connections, o, undefined, o.quick && c.id === 'strict' ? 0 : o.warmupS)
             runs.push({ round, caseId: c.id, connections, server: server.name as Run['server'], ...r })
             log(`round ${round} ${c.id} x${connections} ${server.name}: ${rate(r.load.rps)} p50 ${micros(r.load.p50Us)} p99 ${micros(r.load.p99Us)}`)
+            if (before !== undefined) {
+              const after = await runCeiling(strictCeilingSpec(m.nproc, ceilingS, false))
+              strictCeiling.push({ round, before, after })
+              log(`round ${round} worker-start ceiling just before and after the strict run: ${before.rps.toFixed(1)}/s, ${after.rps.toFixed(1)}/s`)
+            }
           }
           if (c.id === 'limits' && connections > 1) pairs.push(...(await limitsPairs(gen, host, c.body, o, round)))
         }
@@ -304,6 +313,7 @@ async function main(): Promise<void> {
     ceilingWithAjv,
     paced,
     limitsPairs: pairs,
+    strictCeiling,
     startup,
     workerMemory: memory,
     phases,

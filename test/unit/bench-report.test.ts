@@ -103,6 +103,16 @@ describe('report', () => {
     expect(targets({ ...results, limitsPairs: worse }).find((t) => t.name.startsWith('limits'))!.pass).toBe(false)
   })
 
+  it('strict is judged against the ceiling measured just before and after it when there is one, not at the round start', () => {
+    // Host strict: 45/s each round. Round-start ceilings: 50/s (0.90×). Bracketing ceilings: 60 and 58, 50 and 52, 62 and 60.
+    const c = (rps: number) => ({ parallel: 2, calls: 100, elapsedS: 2, rps, p50Ms: 30 })
+    const strictCeiling = [[60, 58], [50, 52], [62, 60]].map(([before, after], i) => ({ round: i + 1, before: c(before!), after: c(after!) }))
+    const strict = targets({ ...results, strictCeiling }).find((t) => t.name.startsWith('strict, 32'))!
+    expect(strict.name).toContain('just before and after (59.0/s)')
+    expect(strict.measured).toBe('0.76×') // per round 45/59, 45/51, 45/61: median 0.763
+    expect(strict.pass).toBe(false)
+  })
+
   it('renders one markdown table with PASS and FAIL', () => {
     const table = renderTable(results)
     expect(table).toContain('| echo ')
