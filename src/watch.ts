@@ -1,6 +1,6 @@
 // Tells when one file may have changed, for --watch. Only the signal: what changed and what
 // to do about it is the caller's business (it compares the bytes itself).
-import { watch, watchFile, unwatchFile, realpathSync, type FSWatcher } from 'node:fs'
+import { realpathSync, stat, statSync, watch, type FSWatcher } from 'node:fs'
 import { basename, dirname } from 'node:path'
 
 export type Watcher = { close(): void }
@@ -15,7 +15,11 @@ const POLL_MS = 1_000
  *   start): editors save by writing a new file and renaming it over the old one, which a
  *   watch on the file's own inode stops seeing after the first save;
  * - a stat poll of the path itself: bind mounts from another machine (Docker Desktop, NFS)
- *   do not always deliver inotify events, and the poll follows a symlink that is repointed.
+ *   do not always deliver inotify events, the poll follows a symlink that is repointed, and
+ *   under KINDGI_PACK_SANDBOX=strict the process may read the index but not its folder, so
+ *   fs.watch is refused and the poll is all there is. Its first stat is taken here,
+ *   synchronously: fs.watchFile takes its own asynchronously, and a save landing before it
+ *   became the baseline and was never seen (the strict watch test failed 1 run in 6).
  */
 export function watchPath(path: string, onChange: () => void, debounceMs = 200): Watcher {
   let timer: NodeJS.Timeout | undefined
@@ -42,17 +46,37 @@ export function watchPath(path: string, onChange: () => void, debounceMs = 200):
   } catch {
     // A folder that cannot be watched leaves the poll.
   }
-  const onStat = (now: { mtimeMs: number; ino: number; size: number }, before: { mtimeMs: number; ino: number; size: number }) => {
-    if (now.mtimeMs !== before.mtimeMs || now.ino !== before.ino || now.size !== before.size) schedule()
-  }
-  watchFile(path, { interval: POLL_MS, persistent: false }, onStat)
+  let last = fingerprint(path)
+  let polling = false
+  const poll = setInterval(() => {
+    if (polling) return
+    polling = true
+    stat(path, (err, now) => {
+      polling = false
+      const seen = err === null ? `${now.ino}:${now.size}:${now.mtimeMs}` : 'missing'
+      if (seen === last) return
+      last = seen
+      schedule()
+    })
+  }, POLL_MS)
+  poll.unref()
 
   return {
     close() {
       closed = true
       clearTimeout(timer)
+      clearInterval(poll)
       folder?.close()
-      unwatchFile(path, onStat)
     },
+  }
+}
+
+/** What the poll compares: inode, size and modification time, or that the path is missing. */
+function fingerprint(path: string): string {
+  try {
+    const now = statSync(path)
+    return `${now.ino}:${now.size}:${now.mtimeMs}`
+  } catch {
+    return 'missing'
   }
 }
