@@ -4,6 +4,7 @@ import { closeSync, readFileSync } from 'node:fs'
 import { availableParallelism } from 'node:os'
 import { dirname, resolve } from 'node:path'
 import { parseArgv, type Args } from './args.js'
+import { RUNTIME, runtimeProblem, type Runtime } from './runtime.js'
 
 export const POSTURES = ['none', 'context-isolated', 'strict'] as const
 export type Posture = (typeof POSTURES)[number]
@@ -134,8 +135,10 @@ function readToken(env: NodeJS.ProcessEnv, problems: string[]): string {
   return token
 }
 
-export function loadConfig(argv: string[], env: NodeJS.ProcessEnv): ConfigResult {
+export function loadConfig(argv: string[], env: NodeJS.ProcessEnv, runtime: Runtime = RUNTIME): ConfigResult {
   const { flags, switches, problems } = parseArgs(argv)
+  const tooOld = runtimeProblem(runtime)
+  if (tooOld !== undefined) problems.push(tooOld)
 
   const indexPath = resolve(flags.index ?? (env.KINDGI_PACK_INDEX || '/app/index.json'))
   const moduleRoot = resolve(flags['module-root'] ?? dirname(indexPath))

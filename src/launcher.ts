@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os'
 import { dirname, relative, resolve, sep } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import type { Config } from './config.js'
+import { RUNTIME, type Runtime } from './runtime.js'
 
 /** Set in the served process's environment; read and removed at its start. */
 export const TOKEN_FD_VAR = 'KINDGI_PACK_HOST_TOKEN_FD'
@@ -48,10 +49,10 @@ export function tokenFileProblem(config: Pick<Config, 'moduleRoot' | 'indexPath'
   return `KINDGI_PACK_SERVICE_TOKEN_FILE ${tokenFile} lies inside ${exposed}, which pack code may read under KINDGI_PACK_SANDBOX=strict: mount the secret elsewhere`
 }
 
-export function permissionFlags(config: Pick<Config, 'moduleRoot' | 'indexPath'>, tmpRoot: string): string[] {
+export function permissionFlags(config: Pick<Config, 'moduleRoot' | 'indexPath'>, tmpRoot: string, runtime: Runtime = RUNTIME): string[] {
   const calls = `${tmpRoot}/call-*`
   return [
-    '--experimental-permission',
+    runtime.permissionFlag,
     '--disable-warning=ExperimentalWarning',
     '--disable-warning=SecurityWarning',
     ...readableRoots(config).map((p) => `--allow-fs-read=${p}`),
@@ -59,6 +60,9 @@ export function permissionFlags(config: Pick<Config, 'moduleRoot' | 'indexPath'>
     `--allow-fs-write=${calls}`,
     // Piscina and the strict spares are worker threads; no child processes, no addons.
     '--allow-worker',
+    // Where the permission model gates the network it gates the whole process: the front
+    // listens in this same process, so the network stays open here.
+    ...(runtime.permissionGatesNet ? ['--allow-net'] : []),
   ]
 }
 
@@ -76,6 +80,8 @@ export function relaunch(config: Config, argv: string[], env: NodeJS.ProcessEnv)
     stdio: ['inherit', 'inherit', 'inherit', 'pipe'],
   })
   const pipe = child.stdio[3] as NodeJS.WritableStream
+  // A served process that dies before reading the token closes the pipe: its exit says why.
+  pipe.on('error', () => undefined)
   pipe.end(config.token)
   const forward = (signal: NodeJS.Signals) => () => child.kill(signal)
   const onTerm = forward('SIGTERM')
