@@ -8,6 +8,8 @@ export type ArgSpec<F extends string, S extends string> = {
   switches: readonly S[]
   /** Said after a stray word or an unknown option, e.g. "use --index FILE". */
   hint?: string
+  /** What a flag's value is, when "needs a value" would say less (`--bundle-map needs a path`). */
+  valueNames?: Partial<Record<F, string>>
 }
 
 export type Args<F extends string, S extends string> = { flags: Partial<Record<F, string>>; switches: Set<S>; problems: string[] }
@@ -38,7 +40,7 @@ export function parseArgv<F extends string, S extends string>(argv: string[], sp
       continue
     }
     if (value === undefined || value === '') {
-      problems.push(`--${name} needs a value`)
+      problems.push(`--${name} needs a ${spec.valueNames?.[name as F] ?? 'value'}`)
       continue
     }
     flags[name as F] = value

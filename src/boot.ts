@@ -18,7 +18,7 @@ export async function bootPack(
   tmpRoot?: string,
   metrics: Metrics = NO_METRICS,
 ): Promise<BootResult> {
-  const loaded = loadPackIndex(config.indexPath, config.moduleRoot, config.sandbox)
+  const loaded = loadPackIndex(config.indexPath, config.moduleRoot, config.sandbox, config.bundleMap)
   if (loaded.kind === 'error') return loaded
   // Schemas compile here, once; workers get their validators as code (validator-code.ts).
   const compiled = compileValidators(loaded.pack.entries)

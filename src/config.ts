@@ -62,6 +62,8 @@ export type Config = {
   envFilter: boolean
   sandbox: Posture
   watch: boolean
+  /** `--bundle-map FILE`, resolved: source paths of the index → bundles under the module root. */
+  bundleMap: string | undefined
   /** Port of the separate Prometheus /metrics server; undefined when metrics are off. */
   metricsPort: number | undefined
   front: FrontLimits
@@ -69,12 +71,17 @@ export type Config = {
 
 export type ConfigResult = { kind: 'ok'; config: Config } | { kind: 'error'; problems: string[] }
 
-const FLAGS = ['index', 'module-root', 'host'] as const
+const FLAGS = ['index', 'module-root', 'host', 'bundle-map'] as const
 const SWITCHES = ['watch'] as const
 type Flag = (typeof FLAGS)[number]
 
 export function parseArgs(argv: string[]): Args<Flag, (typeof SWITCHES)[number]> {
-  return parseArgv(argv, { flags: FLAGS, switches: SWITCHES, hint: 'use --index FILE, --module-root DIR, --host ADDR, --watch' })
+  return parseArgv(argv, {
+    flags: FLAGS,
+    switches: SWITCHES,
+    hint: 'use --index FILE, --module-root DIR, --host ADDR, --bundle-map FILE, --watch',
+    valueNames: { 'bundle-map': 'path' },
+  })
 }
 
 function integerIn(raw: string, min: number, max: number): number | undefined {
@@ -209,6 +216,7 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv, runtime: Runt
       envFilter: envFilter === 'on',
       sandbox: sandbox as Posture,
       watch: switches.has('watch'),
+      bundleMap: flags['bundle-map'] === undefined ? undefined : resolve(flags['bundle-map']),
       metricsPort,
       front,
     },

@@ -6,6 +6,7 @@ import { existsSync, readFileSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { POSTURES, type Posture } from './config.js'
 import { createAjv } from './ajv.js'
+import { bundleOf, readBundleMap, type BundleMap } from './bundle-map.js'
 import { packIndexSchema } from './pack-index-schema.js'
 import type { RunnableEntry } from './protocol/worker-messages.js'
 
@@ -77,8 +78,17 @@ export function checkKey(id: string): string {
   return `check:${id}`
 }
 
-/** Reads, hashes and checks the index; problems are collected, not thrown. */
-export function loadPackIndex(indexPath: string, moduleRoot: string, leastPosture: Posture): IndexResult {
+/**
+ * Reads, hashes and checks the index; problems are collected, not thrown. With a bundle map
+ * (`--bundle-map FILE`), a module it covers resolves to its bundle.
+ */
+export function loadPackIndex(indexPath: string, moduleRoot: string, leastPosture: Posture, bundleMapFile?: string): IndexResult {
+  let bundles: BundleMap | undefined
+  if (bundleMapFile !== undefined) {
+    const read = readBundleMap(bundleMapFile)
+    if (read.kind === 'error') return { kind: 'error', problems: [read.problem] }
+    bundles = read.map
+  }
   let bytes: Buffer
   let parsed: unknown
   try {
@@ -113,14 +123,15 @@ export function loadPackIndex(indexPath: string, moduleRoot: string, leastPostur
     if (seen.has(key)) problems.push(`Index ${where}: tool "${tool.id}" version ${tool.version ?? '(none)'} is listed twice`)
     seen.add(key)
     const common = commonFields(tool, where, leastPosture, problems)
-    if (!moduleExists(moduleRoot, tool.modulePath, problems)) return
+    const absPath = moduleFile(moduleRoot, tool.modulePath, bundles, problems)
+    if (absPath === undefined) return
     entries.push({
       key,
       target: 'tool',
       id: tool.id,
       version: tool.version,
       modulePath: tool.modulePath,
-      absPath: resolve(moduleRoot, tool.modulePath),
+      absPath,
       input: tool.input,
       output: tool.output,
       ...common,
@@ -137,13 +148,14 @@ export function loadPackIndex(indexPath: string, moduleRoot: string, leastPostur
     if (seen.has(key)) return // several guardrails may share one check
     seen.add(key)
     const common = commonFields(guardrail, `/guardrails/${i}`, leastPosture, problems)
-    if (!moduleExists(moduleRoot, guardrail.checkModulePath, problems)) return
+    const absPath = moduleFile(moduleRoot, guardrail.checkModulePath, bundles, problems)
+    if (absPath === undefined) return
     entries.push({
       key,
       target: 'check',
       id,
       modulePath: guardrail.checkModulePath,
-      absPath: resolve(moduleRoot, guardrail.checkModulePath),
+      absPath,
       configSchema: guardrail.configSchema,
       ...common,
       pauses: false,
@@ -156,10 +168,13 @@ export function loadPackIndex(indexPath: string, moduleRoot: string, leastPostur
   return { kind: 'ok', pack: { index, indexHash, entries, declarativeTools }, problems }
 }
 
-function moduleExists(moduleRoot: string, modulePath: string, problems: string[]): boolean {
-  if (existsSync(resolve(moduleRoot, modulePath))) return true
-  problems.push(`Missing module: ${modulePath}`)
-  return false
+/** Where a module path's code is (its bundle, if the map covers it), or undefined if missing. */
+function moduleFile(moduleRoot: string, modulePath: string, bundles: BundleMap | undefined, problems: string[]): string | undefined {
+  const bundle = bundleOf(bundles, modulePath)
+  const file = resolve(moduleRoot, bundle ?? modulePath)
+  if (existsSync(file)) return file
+  problems.push(bundle === undefined ? `Missing module: ${modulePath}` : `Missing module: ${bundle} (the bundle --bundle-map names for ${modulePath})`)
+  return undefined
 }
 
 type Common = Pick<RunnableEntry, 'posture' | 'memMB' | 'cpuMs' | 'networkNone'>

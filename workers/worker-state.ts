@@ -6,11 +6,13 @@ import { listenForAborts } from './abort-registry.js'
 import { installWriteGuard } from './fs-guard.js'
 import { installBindingGuard, installNetworkGuard, installSignalGuard, installSpawnGuard } from './guards.js'
 import { loadEntries, type Loaded } from './load-entries.js'
+import { installTypeScriptLoader, isTypeScript } from './typescript.js'
 
 export const setup = workerData as WorkerSetup
 
 export async function startWorker(): Promise<Loaded> {
   listenForAborts(setup.abortChannel)
+  if (setup.entries.some((e) => isTypeScript(e.absPath))) installTypeScriptLoader()
   // Guards go in before any pack module loads, so module top-level code is guarded too.
   installSignalGuard()
   installBindingGuard()

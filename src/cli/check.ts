@@ -13,7 +13,7 @@ import { canonicalIndex, canonicalProblems } from './canonical-json.js'
 import { deployProblems } from './deploy-rules.js'
 import { count, err, EXIT, out, outJson, printProblems, stdoutToStderr, usageError, type Problem } from './output.js'
 
-export const usage = `Usage: kindgi-pack-host check --index FILE [--module-root DIR] [--fix] [--built-in-check ID,...] [--json]
+export const usage = `Usage: kindgi-pack-host check --index FILE [--module-root DIR] [--bundle-map FILE] [--fix] [--built-in-check ID,...] [--json]
 
 Checks a pack before it is deployed: everything the service checks at boot (the index, every
 module loading in a worker thread, every schema compiling), without listening; and what a
@@ -24,6 +24,8 @@ refuse, a guardrail naming a built-in check without checkBuiltIn: true.
 
   --index FILE            the pack's index.json (required)
   --module-root DIR       where modulePaths resolve (default: the index file's folder)
+  --bundle-map FILE       a JSON object of source path → bundle path (relative to the module
+                          root): a module it covers is loaded from its bundle, as serve does
   --fix                   rewrite the index in canonical form first (lists sorted by id, keys
                           sorted, two-space indent, trailing newline); its indexHash changes
   --built-in-check IDS    comma-separated ids of the runtime's built-in checks; the ones the
@@ -32,7 +34,11 @@ refuse, a guardrail naming a built-in check without checkBuiltIn: true.
 
 Exit status: 0 no problems, 1 problems (one a line, each with its JSON path), 2 bad arguments.`
 
-const SPEC = { flags: ['index', 'module-root', 'built-in-check'], switches: ['fix', 'json'] } as const
+const SPEC = {
+  flags: ['index', 'module-root', 'bundle-map', 'built-in-check'],
+  switches: ['fix', 'json'],
+  valueNames: { 'bundle-map': 'path' },
+} as const
 
 export async function run(argv: string[]): Promise<number> {
   const args = commandArgs('check', argv, SPEC, usage)
@@ -43,6 +49,7 @@ export async function run(argv: string[]): Promise<number> {
   const shown = args.flags.index as string
   const indexPath = resolve(shown)
   const moduleRoot = resolve(args.flags['module-root'] ?? dirname(indexPath))
+  const bundleMap = args.flags['bundle-map'] === undefined ? undefined : resolve(args.flags['bundle-map'])
   const builtInChecks = (args.flags['built-in-check'] ?? '').split(',').map((id) => id.trim()).filter((id) => id !== '')
   const json = args.switches.has('json')
   // Pack code never sees a Kindgi credential, here as in `serve`; check needs none.
@@ -50,7 +57,7 @@ export async function run(argv: string[]): Promise<number> {
 
   const file = readIndexText(indexPath)
   if (file !== undefined && args.switches.has('fix')) file.text = fix(indexPath, file)
-  const problems = await checkPack(indexPath, moduleRoot, builtInChecks)
+  const problems = await checkPack(indexPath, moduleRoot, bundleMap, builtInChecks)
   if (file !== undefined) problems.push(...canonicalProblems(file.text, file.parsed))
 
   if (problems.length > 0) {
@@ -83,11 +90,11 @@ function fix(indexPath: string, file: { text: string; parsed: unknown }): string
   return canonical
 }
 
-async function checkPack(indexPath: string, moduleRoot: string, builtInChecks: string[]): Promise<Problem[]> {
-  const loaded = loadPackIndex(indexPath, moduleRoot, 'none')
+async function checkPack(indexPath: string, moduleRoot: string, bundleMap: string | undefined, builtInChecks: string[]): Promise<Problem[]> {
+  const loaded = loadPackIndex(indexPath, moduleRoot, 'none', bundleMap)
   if (loaded.kind === 'error') return loaded.problems.map((p) => locateBootProblem(p, undefined))
   const index = loaded.pack.index
-  const booted = await bootModules(indexPath, moduleRoot)
+  const booted = await bootModules(indexPath, moduleRoot, bundleMap)
   const boot = booted.map((p) => locateBootProblem(p, index))
   // Where boot already found a problem, its own sentence says it best.
   const bootPaths = new Set(boot.map((p) => p.path))
@@ -96,7 +103,7 @@ async function checkPack(indexPath: string, moduleRoot: string, builtInChecks: s
 }
 
 /** Loads every module in worker threads exactly as `serve` boots, then stops them. */
-async function bootModules(indexPath: string, moduleRoot: string): Promise<string[]> {
+async function bootModules(indexPath: string, moduleRoot: string, bundleMap: string | undefined): Promise<string[]> {
   const config: Config = {
     indexPath,
     moduleRoot,
@@ -110,6 +117,7 @@ async function bootModules(indexPath: string, moduleRoot: string): Promise<strin
     envFilter: true,
     sandbox: 'none',
     watch: false,
+    bundleMap,
     metricsPort: undefined,
     front: FRONT_DEFAULTS, // never listens
   }

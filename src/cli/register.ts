@@ -16,7 +16,7 @@ const MAX_ATTEMPTS = 5
 const REQUEST_TIMEOUT_MS = 60_000
 
 export const usage = `Usage: kindgi-pack-host register --index FILE --project-id UUID --api URL [--image REF]
-                                 [--token-file FILE] [--dry-run] [--json]
+                                 [--bundle-map FILE] [--token-file FILE] [--dry-run] [--json]
 
 Registers every tool of the index with a Kindgi runtime: one POST <api>/v1/tools for each,
 its body the manifest "kindgi-pack-host manifests" prints, up to ${CONCURRENCY} at a time.
@@ -25,6 +25,7 @@ its body the manifest "kindgi-pack-host manifests" prints, up to ${CONCURRENCY} 
   --project-id UUID   the project the tools are registered in (required)
   --api URL           the runtime's API, e.g. https://api.kindgi.example (required)
   --image REF         the OCI image the pack service runs (adds codeArtifactRef)
+  --bundle-map FILE   the map the image serves with (checked, as manifests does)
   --token-file FILE   a file holding the API token (else KINDGI_API_TOKEN_FILE or
                       KINDGI_API_TOKEN); sent as Authorization: Bearer, never printed
   --dry-run           print each request it would send (token hidden) and send nothing
@@ -40,7 +41,11 @@ within ${REQUEST_TIMEOUT_MS / 1000} s, stops new requests; a 401 or 404 stops th
 Exit status: 0 every tool registered or already there, 1 a problem or a failed tool,
 2 bad arguments or no token.`
 
-const SPEC = { flags: ['index', 'project-id', 'image', 'api', 'token-file'], switches: ['dry-run', 'json'] } as const
+const SPEC = {
+  flags: ['index', 'project-id', 'image', 'bundle-map', 'api', 'token-file'],
+  switches: ['dry-run', 'json'],
+  valueNames: { 'bundle-map': 'path' },
+} as const
 
 export async function run(argv: string[]): Promise<number> {
   const parsed = commandArgs('register', argv, SPEC, usage)

@@ -20,7 +20,7 @@ export type ToolManifest = {
   [field: string]: unknown
 }
 
-export type ManifestOptions = { projectId: string; image?: string }
+export type ManifestOptions = { projectId: string; image?: string; bundleMap?: string }
 
 /** The index fields a ToolManifest carries as they are, when the index has them. */
 const OPTIONAL_FIELDS = [
@@ -66,7 +66,7 @@ export type ManifestsResult = { kind: 'ok'; index: PackIndex; manifests: ToolMan
 /** Reads the index (shape-checked as at boot) and returns its manifests, or every problem. */
 export function manifestsFromIndex(indexPath: string, options: ManifestOptions): ManifestsResult {
   // Module files do not matter to a manifest: only the index's own problems stop it.
-  const loaded = loadPackIndex(indexPath, dirname(indexPath), 'none')
+  const loaded = loadPackIndex(indexPath, dirname(indexPath), 'none', options.bundleMap)
   if (loaded.kind === 'error') return { kind: 'error', problems: loaded.problems.map(indexProblem) }
   const index = loaded.pack.index
   const manifests = index.tools.map((tool) => buildManifest(tool, index, options))

@@ -66,6 +66,12 @@ export function retireReason(retire: 'failed' | 'memory' | 'crash'): ReplaceReas
 /** How long a handler may take to settle after its abortSignal fired before its worker is terminated. */
 export const ABORT_GRACE_MS = 100
 
+/**
+ * Pack workers' flags: the process's own, and no ExperimentalWarning (Node's TypeScript
+ * stripping API prints one per worker, which would be a stray line per strict call).
+ */
+export const WORKER_EXEC_ARGV: string[] = [...process.execArgv, '--disable-warning=ExperimentalWarning']
+
 export function resourceLimits(memMB: number | undefined): { maxOldGenerationSizeMb: number; maxYoungGenerationSizeMb: number } | undefined {
   if (memMB === undefined) return undefined
   return { maxOldGenerationSizeMb: memMB, maxYoungGenerationSizeMb: Math.max(1, Math.min(16, Math.floor(memMB / 4))) }

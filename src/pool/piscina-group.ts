@@ -9,7 +9,7 @@ import { BroadcastChannel } from 'node:worker_threads'
 import { Piscina } from 'piscina'
 import type { AbortNotice, CallResult, CallTask, ProbeResult, RunEnd, WorkerEvent, WorkerSetup } from '../protocol/worker-messages.js'
 import {
-  ABORT_GRACE_MS, busySince, describeDeath, resourceLimits, retireReason,
+  ABORT_GRACE_MS, busySince, describeDeath, resourceLimits, WORKER_EXEC_ARGV, retireReason,
   type GroupAnswer, type GroupOptions, type RunningCall, type StopReason, type WorkerGroup,
 } from './group.js'
 import { createCpuSlots, createCpuStartTable, readCallStart, type CpuStartTable } from '../protocol/cpu-start-cell.js'
@@ -62,6 +62,7 @@ export function createPiscinaGroup(options: GroupOptions & { minThreads: number 
     filename: POOLED_WORKER,
     workerData: setup,
     env: options.env,
+    execArgv: WORKER_EXEC_ARGV,
     minThreads: Math.min(options.minThreads, options.maxThreads),
     maxThreads: options.maxThreads,
     idleTimeout: 30_000,

@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url'
 import { Worker } from 'node:worker_threads'
 import type { CallTask, WorkerEvent } from '../protocol/worker-messages.js'
 import {
-  ABORT_GRACE_MS, busySince, describeDeath, resourceLimits,
+  ABORT_GRACE_MS, busySince, describeDeath, resourceLimits, WORKER_EXEC_ARGV,
   type GroupAnswer, type GroupOptions, type RunningCall, type StopReason, type WorkerGroup,
 } from './group.js'
 import { createCpuStartTable, readCallStart } from '../protocol/cpu-start-cell.js'
@@ -31,6 +31,7 @@ export function createStrictGroup(options: GroupOptions): WorkerGroup {
     const worker = new Worker(SINGLE_USE_WORKER, {
       workerData: { groupKey: options.key, entries: options.entries, abortChannel: options.abortChannel },
       env: options.env,
+      execArgv: WORKER_EXEC_ARGV,
       resourceLimits: resourceLimits(options.memMB),
     })
     live.add(worker)
