@@ -35,8 +35,8 @@ export type CheckResultMessage = { v: 2; kind: 'check-result'; result: JsonObjec
 
 export type ResponseMessage = ToolResultMessage | ToolPauseMessage | CheckResultMessage | ErrorMessage
 
-/** The per-call context as the runtime sends it (callContext). */
-export type WireContext = JsonObject & {
+/** The per-call context as the runtime sends it (callContext): its known fields. */
+export type CallContextFields = {
   tenantId: string
   runId: string
   projectId?: string
@@ -50,6 +50,9 @@ export type WireContext = JsonObject & {
   waitToken?: { id: string; url: string }
   toolFiles?: { url: string; token: string }
 }
+
+/** The context on the wire: the known fields and whatever else the runtime adds. */
+export type WireContext = JsonObject & CallContextFields
 
 export type ToolInvoke = {
   v: 2

@@ -1,5 +1,5 @@
 // The types a pack author's handler and check see (CONTRACT §6–§7), exported by the package.
-import type { WireContext } from '../protocol/wire.js'
+import type { CallContextFields } from '../protocol/wire.js'
 
 export type JsonSchema = { [keyword: string]: unknown }
 
@@ -31,8 +31,12 @@ export type ToolFiles = {
   read?: (artifactId: string) => Promise<{ bytes: Uint8Array } | { notRead: string } | { busy: true }>
 }
 
-/** The wire context (pack-protocol.md callContext) minus toolFiles, plus what the host adds. */
-export type ToolContext = Omit<WireContext, 'toolFiles' | 'secrets' | 'connections'> & {
+/**
+ * The wire context (pack-protocol.md callContext) minus toolFiles, plus what the host adds.
+ * (Built from the known fields: Omit over a type with an index signature would turn every
+ * field, tenantId included, into `unknown`.)
+ */
+export type ToolContext = Omit<CallContextFields, 'toolFiles' | 'secrets' | 'connections'> & { readonly [field: string]: unknown } & {
   /** Non-enumerable: never shown by spreading or printing ctx. */
   readonly secrets?: Record<string, unknown>
   /** Non-enumerable: never shown by spreading or printing ctx. */

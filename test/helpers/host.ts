@@ -29,6 +29,9 @@ export type SpawnOptions = {
   env?: Record<string, string | undefined>
   /** Wait for `listening` (default) or return as soon as the process is up. */
   waitListening?: boolean
+  /** What starts the host (default: this Node running the built main.js), and where. */
+  command?: string[]
+  cwd?: string
 }
 
 /** The environment a test host starts from: this process's, without any KINDGI_* setting. */
@@ -50,7 +53,8 @@ export function spawnHost(options: SpawnOptions = {}): Promise<Host> {
     else env[k] = v
   }
   const args = options.args ?? ['--index', options.index ?? BASIC_INDEX, '--host', '127.0.0.1']
-  const proc = spawn(process.execPath, [BIN, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] })
+  const [command, ...prefix] = options.command ?? [process.execPath, BIN]
+  const proc = spawn(command!, [...prefix, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'], cwd: options.cwd })
   live.add(proc)
   const lines: LogLine[] = []
   const waiters: Array<() => void> = []
