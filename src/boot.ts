@@ -9,7 +9,8 @@ import { missingEnv, workerEnv } from './pool/worker-env.js'
 import { createServing, type Serving } from './serving.js'
 import { compileValidators } from './validator-code.js'
 
-export type BootResult = { kind: 'ok'; serving: Serving } | { kind: 'error'; problems: string[] }
+/** `droppedEnv`: the names the env filter withheld from pack code, sorted (`env-dropped`). */
+export type BootResult = { kind: 'ok'; serving: Serving; droppedEnv: string[] } | { kind: 'error'; problems: string[] }
 
 export async function bootPack(
   config: Config,
@@ -24,9 +25,10 @@ export async function bootPack(
   const compiled = compileValidators(loaded.pack.entries)
   const pack = { ...loaded.pack, entries: compiled.entries }
   const problems = [...loaded.problems, ...compiled.problems]
+  const filtered = workerEnv(env, pack.index, config.envFilter)
   const started = await startPool({
     entries: pack.entries,
-    env: workerEnv(env, pack.index, config.envFilter),
+    env: filtered.env,
     config,
     tmpRoot,
     onReplaced: (reason, id) => {
@@ -39,5 +41,5 @@ export async function bootPack(
     await started.pool.close()
     return { kind: 'error', problems }
   }
-  return { kind: 'ok', serving: createServing(pack, started.pool, missingEnv(env, pack.index)) }
+  return { kind: 'ok', serving: createServing(pack, started.pool, missingEnv(env, pack.index)), droppedEnv: filtered.dropped }
 }

@@ -13,6 +13,7 @@ import { relaunch, runsUnderPermissionModel, TMP_ROOT_VAR, TOKEN_FD_VAR, tokenFi
 import { createLog, type Log } from './log.js'
 import { NO_METRICS, type Metrics } from './metrics.js'
 import { startMetricsServer } from './metrics-server.js'
+import { envDroppedReporter } from './pool/worker-env.js'
 import { startReloading, type Reloader } from './reload.js'
 
 export const DRAIN_MS = 8_000
@@ -66,6 +67,8 @@ async function serveCommand(argv: string[]): Promise<void> {
   }
   const front: FrontState = { serving: booted.serving, draining: false, config, log, inFlight: createInFlight(), metrics }
   state = front
+  const reportDroppedEnv = envDroppedReporter(log)
+  reportDroppedEnv(booted.droppedEnv)
   if (booted.serving.missingEnv.length > 0) log.warn('missing-env', { check: config.envCheck, names: booted.serving.missingEnv })
 
   let metricsServer: Server | undefined
@@ -80,7 +83,7 @@ async function serveCommand(argv: string[]): Promise<void> {
   }
   const port = (server.address() as AddressInfo).port
   const index = booted.serving.pack.index
-  const reloader = config.watch ? startReloading(front, config, log, { tmpRoot, metrics }) : undefined
+  const reloader = config.watch ? startReloading(front, config, log, { tmpRoot, metrics, reportDroppedEnv }) : undefined
   stop = () => drain(front, server, log, reloader)
   const metricsPort = metricsServer === undefined ? {} : { metricsPort: (metricsServer.address() as AddressInfo).port }
   log.info('listening', { port, packId: index.packId, artifactVersion: index.artifactVersion, ...metricsPort })

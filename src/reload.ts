@@ -24,8 +24,11 @@ function fingerprint(indexPath: string): { hash: string; key: string } {
   }
 }
 
-/** What every boot of this process shares: the strict call folders' root and the metrics. */
-export type BootContext = { tmpRoot: string | undefined; metrics: Metrics }
+/**
+ * What every boot of this process shares: the strict call folders' root, the metrics, and the
+ * `env-dropped` reporter (a reload writes the line again only when the withheld names change).
+ */
+export type BootContext = { tmpRoot: string | undefined; metrics: Metrics; reportDroppedEnv(dropped: string[]): void }
 
 export function startReloading(state: FrontState, config: Config, log: Log, boot: BootContext): Reloader {
   let closed = false
@@ -53,6 +56,7 @@ export function startReloading(state: FrontState, config: Config, log: Log, boot
     state.serving = next
     const { index, indexHash } = next.pack
     log.info('reloaded', { packId: index.packId, artifactVersion: index.artifactVersion, indexHash })
+    boot.reportDroppedEnv(booted.droppedEnv)
     if (next.missingEnv.length > 0) log.warn('missing-env', { check: config.envCheck, names: next.missingEnv })
     if (old !== undefined) void retire(old)
   }
