@@ -75,7 +75,7 @@ export function startReloading(state: FrontState, config: Config, log: Log, boot
         await reloadOnce()
       } while (pending && !closed)
     } catch (err) {
-      log.error('internal-error', { message: (err as Error).message, stack: (err as Error).stack })
+      log.error('internal-error', { error: (err as Error).message, stack: (err as Error).stack })
     } finally {
       running = false
     }

@@ -1,29 +1,38 @@
 // ctx.log: a small JSON-lines logger bound to one call, written straight to the service's
-// stderr (fd 2, shared by every thread) with the call's ids on every record.
+// stderr (fd 2, shared by every thread). Every record carries the call's ids (its traceId and
+// spanId included) and the fields the service's own lines carry (CONTRACT §1): kind and event
+// "log", subsystem, level as a word, severity, time and message. Pack fields never replace them.
 import { writeSync } from 'node:fs'
 import type { CallIds } from '../src/protocol/worker-messages.js'
 
 export type CallLogger = Record<'debug' | 'info' | 'warn' | 'error', (a?: unknown, b?: unknown) => void>
 
-const LEVELS = { debug: 20, info: 30, warn: 40, error: 50 } as const
+type Level = keyof CallLogger
 
-export function callLogger(about: { target: string; id: string }, ids: CallIds): CallLogger {
-  const bound = { kind: 'log', target: about.target, id: about.id, ...ids }
-  const write = (level: keyof typeof LEVELS) => (a?: unknown, b?: unknown) => {
+/** Cloud Logging's LogSeverity for each level. */
+const SEVERITY = { debug: 'DEBUG', info: 'INFO', warn: 'WARNING', error: 'ERROR' } as const
+
+export function callLogger(about: { target: 'tool' | 'check'; id: string }, ids: CallIds): CallLogger {
+  const idKey = about.target === 'tool' ? 'toolId' : 'checkId'
+  const bound = { kind: 'log', event: 'log', subsystem: 'pack', target: about.target, id: about.id, [idKey]: about.id, ...ids }
+  const write = (level: Level) => (a?: unknown, b?: unknown) => {
     let msg: unknown = a
-    let fields: object | undefined
+    let fields: Record<string, unknown> | undefined
     if (typeof a === 'object' && a !== null) {
-      fields = a
+      fields = a as Record<string, unknown>
       msg = b
     } else if (typeof b === 'object' && b !== null) {
-      fields = b
+      fields = b as Record<string, unknown>
     }
-    const record = { level: LEVELS[level], time: new Date().toISOString(), ...fields, ...bound, msg: msg === undefined ? undefined : String(msg) }
+    const text = msg === undefined ? undefined : String(msg)
+    const message = text ?? (typeof fields?.message === 'string' ? fields.message : `${about.target} ${about.id} logged at ${level}`)
+    // First for the order a reader expects, again after the pack's fields so they cannot replace them.
+    const head = { level, severity: SEVERITY[level], time: new Date().toISOString() }
     let line: string
     try {
-      line = JSON.stringify(record)
+      line = JSON.stringify({ ...head, ...fields, ...bound, ...head, message, msg: text })
     } catch {
-      line = JSON.stringify({ ...bound, level: LEVELS[level], time: new Date().toISOString(), msg: String(msg) })
+      line = JSON.stringify({ ...head, ...bound, message, msg: text })
     }
     try {
       writeSync(2, line + '\n')

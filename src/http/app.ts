@@ -40,7 +40,7 @@ export function createApp(state: FrontState, options: InvokeOptions): Hono<Env> 
   app.all('/v1/invoke', (c) => c.json({ error: 'Use POST' }, 405))
   app.notFound((c) => c.json({ error: `No route ${c.req.path}` }, 404))
   app.onError((err, c) => {
-    state.log.error('internal-error', { message: err.message, stack: err.stack })
+    state.log.error('internal-error', { error: err.message, stack: err.stack })
     return c.json({ error: 'The pack service failed to handle the request' }, 500)
   })
   return app

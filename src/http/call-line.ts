@@ -1,18 +1,48 @@
-// The `call` line (CONTRACT §1) and the ids it carries. Only ids: never the input, the
-// context's secrets or connections, toolFiles or a wait link.
+// The `call` line (CONTRACT §1) and the ids it carries, the caller's W3C trace and the call's
+// own span among them. Only ids: never the input, the context's secrets or connections,
+// toolFiles or a wait link.
+import { randomFillSync } from 'node:crypto'
 import type { IncomingHttpHeaders } from 'node:http'
 import type { CallOutcome } from '../protocol/error-codes.js'
 import type { RequestMessage, Target } from '../protocol/wire.js'
 import type { CallIds } from '../protocol/worker-messages.js'
 
-const TRACEPARENT = /^[\da-f]{2}-([\da-f]{32})-[\da-f]{16}-[\da-f]{2}$/
+// W3C Trace Context: version-traceid-parentid-flags, every part lowercase hex. A version after
+// 00 may append "-…" (parsed as 00, as the spec asks); 00 itself is exactly 55 characters.
+const TRACEPARENT = /^([\da-f]{2})-([\da-f]{32})-([\da-f]{16})-[\da-f]{2}(-.*)?$/
+const ZERO_TRACE = '0'.repeat(32)
+const ZERO_SPAN = '0'.repeat(16)
 
-/** The trace id of a valid W3C traceparent, else undefined. */
-export function traceIdOf(header: string | string[] | undefined): string | undefined {
+export type TraceParent = { traceId: string; parentId: string }
+
+/** The trace id and parent span id of a valid W3C traceparent, else undefined (an invalid one is ignored). */
+export function traceParentOf(header: string | string[] | undefined): TraceParent | undefined {
   if (typeof header !== 'string') return undefined
   const match = TRACEPARENT.exec(header.trim())
-  if (match === null || /^0+$/.test(match[1] as string) || header.startsWith('ff')) return undefined
-  return match[1]
+  if (match === null) return undefined
+  const traceId = match[2] as string
+  const parentId = match[3] as string
+  if (match[1] === 'ff' || (match[1] === '00' && match[4] !== undefined)) return undefined
+  if (traceId === ZERO_TRACE || parentId === ZERO_SPAN) return undefined
+  return { traceId, parentId }
+}
+
+// Span ids come from a block of random bytes refilled when used up: one randomFillSync per
+// 256 traced calls instead of one per call.
+const SPAN_BYTES = 8
+const spanPool = Buffer.alloc(SPAN_BYTES * 256)
+let spanAt = spanPool.length
+
+/** A fresh span id for the call, a child of `parentId`: 16 lowercase hex, never all zeros nor the parent's. */
+export function newSpanId(parentId: string): string {
+  for (;;) {
+    if (spanAt === spanPool.length) {
+      randomFillSync(spanPool)
+      spanAt = 0
+    }
+    const id = spanPool.toString('hex', spanAt, (spanAt += SPAN_BYTES))
+    if (id !== parentId && id !== ZERO_SPAN) return id
+  }
 }
 
 function str(value: unknown): string | undefined {
@@ -37,7 +67,11 @@ export function callFields(headers: IncomingHttpHeaders, message: RequestMessage
   set('requestId', str(ctx?.requestId) ?? header(headers, 'kindgi-request-id'))
   set('projectId', str(ctx?.projectId))
   set('orgId', str(ctx?.orgId))
-  set('traceId', traceIdOf(headers.traceparent))
+  const parent = traceParentOf(headers.traceparent)
+  if (parent !== undefined) {
+    fields.traceId = parent.traceId
+    fields.spanId = newSpanId(parent.parentId)
+  }
   return fields
 }
 
@@ -53,6 +87,8 @@ export function callLine(
   if (about !== undefined) {
     line.target = about.target
     line.id = about.id
+    if (about.target === 'tool') line.toolId = about.id
+    else line.checkId = about.id
   }
   line.outcome = outcome
   line.durationMs = Math.round((performance.now() - startedAt) * 1000) / 1000

@@ -116,7 +116,7 @@ export async function invoke(c: Ctx, state: FrontState, options: InvokeOptions):
       callId,
       key: resolved.entry.key,
       body: workerBody,
-      ids: { tenantId: fields.tenantId, runId: fields.runId, requestId: fields.requestId, traceId: fields.traceId },
+      ids: { tenantId: fields.tenantId, runId: fields.runId, requestId: fields.requestId, traceId: fields.traceId, spanId: fields.spanId },
       ...(files !== undefined ? { files } : {}),
     },
     { timeoutMs: timeoutOf(headers['kindgi-timeout-ms']), onCallerGone: (listener) => callerGone(outgoing, listener), ...(grant !== undefined ? { files: grant } : {}) },

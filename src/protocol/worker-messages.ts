@@ -44,7 +44,9 @@ export type CallIds = {
   tenantId?: string
   runId?: string
   requestId?: string
+  /** From a valid W3C traceparent: the caller's trace, and the call's own span in it (a child of the caller's). */
   traceId?: string
+  spanId?: string
 }
 
 export type CallTask = {

@@ -140,7 +140,7 @@ export async function drainUnderLoad(options: { cap: number; concurrency: number
   stopSending = true
   const outcomes = await mix
   const exitCode = await host.exited
-  const tail = host.lines.filter((l) => l.kind === 'non-json' || l.level === 60).slice(-10)
+  const tail = host.lines.filter((l) => l.kind === 'non-json' || l.level === 'fatal').slice(-10)
   expect({ exitCode, signal, tail, stdout: host.stdout().slice(-2_000) }).toMatchObject({ exitCode: 0, signal: null, tail: [] })
   const stopped = host.lines.find((l) => l.kind === 'stopped')!
   const drainMs = Date.parse(stopped.time as string) - drainingAt
