@@ -1,7 +1,9 @@
 // What the wall tests share: raw HTTP on fresh connections (an attack may answer one itself),
 // the host's process tree from /proc (to kill all of it, to measure its CPU, to find the
 // processes that run pack code), and a wrapper that starts a host and always stops it.
-import { readdirSync, readFileSync } from 'node:fs'
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { request as httpRequest } from 'node:http'
 import { connect } from 'node:net'
 import { afterAll, beforeAll, expect } from 'vitest'
@@ -11,6 +13,18 @@ export const WALLS_INDEX = `${FIXTURES}/walls-pack/index.json`
 export const STRICT = { KINDGI_PACK_SANDBOX: 'strict' }
 
 export type RawAnswer = { status: number; text: string; body: any; headers: Record<string, unknown> } | { error: string }
+
+const scratch: string[] = []
+process.on('exit', () => {
+  for (const dir of scratch) rmSync(dir, { recursive: true, force: true })
+})
+
+/** A fresh folder outside anything the service may write, removed when the test process exits. */
+export function scratchDir(prefix: string): string {
+  const dir = mkdtempSync(join(tmpdir(), `kph-walls-${prefix}-`))
+  scratch.push(dir)
+  return dir
+}
 
 /** One HTTP request on a connection of its own (no keep-alive pool), bounded by timeoutMs. */
 export function rawHttp(
