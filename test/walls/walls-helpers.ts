@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { request as httpRequest } from 'node:http'
 import { connect } from 'node:net'
-import { afterAll, beforeAll, expect } from 'vitest'
+import { afterAll, beforeAll, expect, onTestFinished } from 'vitest'
 import { FIXTURES, spawnHost, sleep, TOKEN, type Host, type SpawnOptions } from '../helpers/host.js'
 
 export const WALLS_INDEX = `${FIXTURES}/walls-pack/index.json`
@@ -14,15 +14,10 @@ export const STRICT = { KINDGI_PACK_SANDBOX: 'strict' }
 
 export type RawAnswer = { status: number; text: string; body: any; headers: Record<string, unknown> } | { error: string }
 
-const scratch: string[] = []
-process.on('exit', () => {
-  for (const dir of scratch) rmSync(dir, { recursive: true, force: true })
-})
-
-/** A fresh folder outside anything the service may write, removed when the test process exits. */
+/** A fresh folder outside anything the service may write, removed when the calling test ends. */
 export function scratchDir(prefix: string): string {
   const dir = mkdtempSync(join(tmpdir(), `kph-walls-${prefix}-`))
-  scratch.push(dir)
+  onTestFinished(() => rmSync(dir, { recursive: true, force: true }))
   return dir
 }
 
