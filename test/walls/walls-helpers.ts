@@ -153,17 +153,33 @@ function alive(pid: number): boolean {
   }
 }
 
+/** The strict launcher's folder for ctx.tmpDir (from the served process's environment), if any. */
+function tmpRootOf(pid: number): string | undefined {
+  try {
+    const line = readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').find((l) => l.startsWith('KINDGI_PACK_HOST_TMP_ROOT='))
+    const dir = line?.slice('KINDGI_PACK_HOST_TMP_ROOT='.length)
+    return dir !== undefined && dir.startsWith(join(tmpdir(), 'kindgi-pack-host-')) ? dir : undefined
+  } catch {
+    return undefined
+  }
+}
+
 /**
  * Stops a host and everything it started: SIGTERM to the host, then SIGKILL to whatever of
  * its tree (taken before, so orphans of a killed launcher are included) is still alive after
- * 3 s. Only pids of this host's own tree are signalled.
+ * 3 s, and removes the host's tmp folders should a SIGKILL have left them. Only pids
+ * of this host's own tree are signalled.
  */
 export async function stopTree(host: Host | undefined): Promise<void> {
   const pid = host?.proc.pid
   if (host === undefined || pid === undefined) return
   const tree = processTree(pid)
+  const tmpRoots = tree.map(tmpRootOf).filter((d): d is string => d !== undefined)
   await Promise.race([host.stop(), sleep(3_000)])
   for (const p of tree) if (alive(p)) process.kill(p, 'SIGKILL')
+  // The folder a non-strict service makes for strict calls (call-tmp.ts) is named after its pid.
+  const own = readdirSync(tmpdir()).filter((name) => [pid, ...tree].some((p) => name.startsWith(`kindgi-pack-host-${p}-`)))
+  for (const dir of [...tmpRoots, ...own.map((name) => join(tmpdir(), name))]) rmSync(dir, { recursive: true, force: true })
 }
 
 /** A host for a describe: started before its tests, its whole tree killed after. */
