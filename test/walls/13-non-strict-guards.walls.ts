@@ -1,0 +1,43 @@
+// Finding 13 (non-strict service, where only in-worker guards stand): `new ChildProcess().spawn()`
+// skipped the spawn and network guards; a nested Worker from a limited tool kept running after
+// the answer; a context-isolated call posted `kindgi-answer` for another tenant's concurrent
+// call of the same tool, which received the forged answer.
+import { existsSync, readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { sleep } from '../helpers/host.js'
+import { rawInvoke, scratchDir, stillServes, wallsHost } from './walls-helpers.js'
+
+describe('finding 13: a non-strict service holds its promises past the guards', () => {
+  const host = wallsHost({ env: { KINDGI_PACK_WORKER_THREADS: '4' } })
+
+  it('a strict, network-none tool spawns no process, not even through the ChildProcess class', async () => {
+    const marker = join(scratchDir('child'), 'spawned.txt')
+    const res = await rawInvoke(host.port, 'raw-child', { marker }, { tenantId: 'tenant-a', runId: 'attack' })
+    await sleep(200)
+    expect.soft(existsSync(marker), `the spawned shell wrote its marker (${JSON.stringify('error' in res ? res : res.body)})`).toBe(false)
+    expect.soft('error' in res ? res : res.body, 'the attack\'s answer').toMatchObject({ v: 2, kind: 'error', toolId: 'raw-child' })
+    await stillServes(host)
+  })
+
+  it('nothing a cpuMs-limited tool started runs on after its answer (a nested Worker)', async () => {
+    const heartbeat = join(scratchDir('nested'), 'heartbeat.txt')
+    const res = await rawInvoke(host.port, 'nested-worker', { heartbeat }, { tenantId: 'tenant-a', runId: 'attack' })
+    const answeredAt = Date.now()
+    await sleep(800)
+    const beats = existsSync(heartbeat) ? readFileSync(heartbeat, 'utf8').trim().split('\n').map(Number) : []
+    const late = beats.filter((t) => t > answeredAt + 200)
+    expect.soft(late.length, `heartbeats more than 200 ms after the answer (${JSON.stringify('error' in res ? res : res.body)})`).toBe(0)
+    await stillServes(host)
+  })
+
+  it('a context-isolated call cannot answer another tenant\'s concurrent call of the same tool', async () => {
+    const victim = rawInvoke(host.port, 'forge-answer', { role: 'victim', ms: 1500 }, { tenantId: 'tenant-b', runId: 'victim' })
+    await sleep(400)
+    const attack = await rawInvoke(host.port, 'forge-answer', { role: 'attacker', upTo: 50 }, { tenantId: 'tenant-a', runId: 'attack' })
+    expect(attack).toMatchObject({ status: 200 })
+    const answer = await victim
+    expect.soft('error' in answer ? answer : answer.body, 'the victim\'s answer').toEqual({ v: 2, kind: 'result', output: { answeredFor: 'tenant-b' } })
+    await stillServes(host)
+  })
+})

@@ -1,0 +1,213 @@
+// What the wall tests share: raw HTTP on fresh connections (an attack may answer one itself),
+// the host's process tree from /proc (to kill all of it, to measure its CPU, to find the
+// processes that run pack code), and a wrapper that starts a host and always stops it.
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { request as httpRequest } from 'node:http'
+import { connect } from 'node:net'
+import { afterAll, beforeAll, expect, onTestFinished } from 'vitest'
+import { FIXTURES, spawnHost, sleep, TOKEN, type Host, type SpawnOptions } from '../helpers/host.js'
+
+export const WALLS_INDEX = `${FIXTURES}/walls-pack/index.json`
+export const STRICT = { KINDGI_PACK_SANDBOX: 'strict' }
+
+export type RawAnswer = { status: number; text: string; body: any; headers: Record<string, unknown> } | { error: string }
+
+/** A fresh folder outside anything the service may write, removed when the calling test ends. */
+export function scratchDir(prefix: string): string {
+  const dir = mkdtempSync(join(tmpdir(), `kph-walls-${prefix}-`))
+  onTestFinished(() => rmSync(dir, { recursive: true, force: true }))
+  return dir
+}
+
+/** One HTTP request on a connection of its own (no keep-alive pool), bounded by timeoutMs. */
+export function rawHttp(
+  port: number,
+  options: { method?: string; path: string; headers?: Record<string, string>; body?: unknown; timeoutMs?: number },
+): Promise<RawAnswer> {
+  const body = options.body === undefined ? undefined : typeof options.body === 'string' ? options.body : JSON.stringify(options.body)
+  return new Promise((resolve) => {
+    const req = httpRequest(
+      {
+        host: '127.0.0.1',
+        port,
+        method: options.method ?? (body === undefined ? 'GET' : 'POST'),
+        path: options.path,
+        agent: false,
+        headers: { connection: 'close', ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...options.headers },
+      },
+      (res) => {
+        let text = ''
+        res.setEncoding('utf8')
+        res.on('data', (d: string) => (text += d))
+        res.on('end', () => {
+          let parsed: unknown = text
+          try {
+            parsed = JSON.parse(text)
+          } catch {
+            // keep the text
+          }
+          resolve({ status: res.statusCode ?? 0, text, body: parsed, headers: res.headers })
+        })
+        res.on('error', (err) => resolve({ error: err.message }))
+      },
+    )
+    req.setTimeout(options.timeoutMs ?? 10_000, () => req.destroy(new Error('timed out')))
+    req.on('error', (err) => resolve({ error: err.message }))
+    req.end(body)
+  })
+}
+
+/** An invoke on a fresh connection. */
+export function rawInvoke(
+  port: number,
+  tool: string,
+  input: unknown,
+  ctx: Record<string, unknown> = { tenantId: 'tenant-a', runId: 'run-1' },
+  timeoutMs = 10_000,
+): Promise<RawAnswer> {
+  return rawHttp(port, {
+    path: '/v1/invoke',
+    headers: { 'kindgi-pack-token': TOKEN, 'kindgi-timeout-ms': String(timeoutMs) },
+    body: { v: 2, kind: 'invoke', tool: { id: tool }, input, ctx },
+    timeoutMs: timeoutMs + 5_000,
+  })
+}
+
+export function healthz(port: number): Promise<RawAnswer> {
+  return rawHttp(port, { path: '/healthz', timeoutMs: 3_000 })
+}
+
+/** Whether something accepts TCP connections on the port (within 1 s). */
+export function listens(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect(port, '127.0.0.1')
+    const done = (ok: boolean) => {
+      socket.destroy()
+      resolve(ok)
+    }
+    socket.setTimeout(1_000, () => done(false))
+    socket.once('connect', () => done(true))
+    socket.once('error', () => done(false))
+  })
+}
+
+/** The body of a 200 answer the host itself wrote: it carries the host's own header. */
+export function answeredByHost(answer: RawAnswer): boolean {
+  return !('error' in answer) && answer.status === 200 && answer.headers['kindgi-artifact-version'] !== undefined
+}
+
+type Stat = { pid: number; ppid: number; cpuTicks: number }
+
+function stat(pid: number): Stat | undefined {
+  try {
+    const raw = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    // Fields after the command (which may hold spaces) in parentheses: state ppid … utime(14) stime(15).
+    const rest = raw.slice(raw.lastIndexOf(')') + 2).split(' ')
+    return { pid, ppid: Number(rest[1]), cpuTicks: Number(rest[11]) + Number(rest[12]) }
+  } catch {
+    return undefined
+  }
+}
+
+/** The process and all its descendants (from /proc), root first. */
+export function processTree(root: number): number[] {
+  const children = new Map<number, number[]>()
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue
+    const s = stat(Number(name))
+    if (s === undefined) continue
+    const list = children.get(s.ppid) ?? []
+    list.push(s.pid)
+    children.set(s.ppid, list)
+  }
+  const out: number[] = []
+  const visit = (pid: number) => {
+    out.push(pid)
+    for (const child of children.get(pid) ?? []) visit(child)
+  }
+  if (stat(root) !== undefined) visit(root)
+  return out
+}
+
+/** CPU time (user + system) of the process tree, in ms (clock ticks are 10 ms on Linux). */
+export function treeCpuMs(root: number): number {
+  return processTree(root).reduce((ms, pid) => ms + (stat(pid)?.cpuTicks ?? 0) * 10, 0)
+}
+
+export function cmdline(pid: number): string {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ').trim()
+  } catch {
+    return ''
+  }
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch {
+    return false
+  }
+}
+
+/** The strict launcher's folder for ctx.tmpDir (from the served process's environment), if any. */
+function tmpRootOf(pid: number): string | undefined {
+  try {
+    const line = readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').find((l) => l.startsWith('KINDGI_PACK_HOST_TMP_ROOT='))
+    const dir = line?.slice('KINDGI_PACK_HOST_TMP_ROOT='.length)
+    return dir !== undefined && dir.startsWith(join(tmpdir(), 'kindgi-pack-host-')) ? dir : undefined
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * Stops a host and everything it started: SIGTERM to the host, then SIGKILL to whatever of
+ * its tree (taken before, so orphans of a killed launcher are included) is still alive after
+ * 3 s, and removes the host's tmp folders should a SIGKILL have left them. Only pids
+ * of this host's own tree are signalled.
+ */
+export async function stopTree(host: Host | undefined): Promise<void> {
+  const pid = host?.proc.pid
+  if (host === undefined || pid === undefined) return
+  const tree = processTree(pid)
+  const tmpRoots = tree.map(tmpRootOf).filter((d): d is string => d !== undefined)
+  await Promise.race([host.stop(), sleep(3_000)])
+  for (const p of tree) if (alive(p)) process.kill(p, 'SIGKILL')
+  // The folder a non-strict service makes for strict calls (call-tmp.ts) is named after its pid.
+  const own = readdirSync(tmpdir()).filter((name) => [pid, ...tree].some((p) => name.startsWith(`kindgi-pack-host-${p}-`)))
+  for (const dir of [...tmpRoots, ...own.map((name) => join(tmpdir(), name))]) rmSync(dir, { recursive: true, force: true })
+}
+
+/** A host for a describe: started before its tests, its whole tree killed after. */
+export function wallsHost(options: SpawnOptions = {}): Host {
+  const shared = {} as Host
+  beforeAll(async () => {
+    Object.assign(shared, await spawnHost({ index: WALLS_INDEX, ...options }))
+  })
+  afterAll(async () => {
+    await stopTree(shared.proc === undefined ? undefined : shared)
+  })
+  return shared
+}
+
+/** Starts a host for one test; `use` gets it, and its tree is killed whatever happens. */
+export async function withHost<T>(options: SpawnOptions, use: (host: Host) => Promise<T>): Promise<T> {
+  const host = await spawnHost({ index: WALLS_INDEX, ...options })
+  try {
+    return await use(host)
+  } finally {
+    await stopTree(host)
+  }
+}
+
+/** The service still serves: /healthz answers, the port listens, a plain call answers right. */
+export async function stillServes(host: Host): Promise<void> {
+  expect.soft(await healthz(host.port), '/healthz after the attack').toMatchObject({ status: 200, body: { status: 'ok' } })
+  expect.soft(await listens(host.port), 'the port still listens').toBe(true)
+  const echo = await rawInvoke(host.port, 'echo', { after: 'attack' }, { tenantId: 'tenant-c', runId: 'r' })
+  expect.soft('error' in echo ? echo : echo.body, 'a plain call after the attack').toEqual({ v: 2, kind: 'result', output: { input: { after: 'attack' }, tenantId: 'tenant-c' } })
+}
