@@ -16,7 +16,6 @@ export async function bootPack(
   config: Config,
   env: NodeJS.ProcessEnv,
   log: Log,
-  tmpRoot?: string,
   metrics: Metrics = NO_METRICS,
 ): Promise<BootResult> {
   const loaded = loadPackIndex(config.indexPath, config.moduleRoot, config.sandbox, config.bundleMap)
@@ -30,7 +29,6 @@ export async function bootPack(
     entries: pack.entries,
     env: filtered.env,
     config,
-    tmpRoot,
     onReplaced: (reason, id) => {
       log.warn('worker-replaced', id === undefined ? { reason } : { reason, id })
       metrics.workerReplaced(reason)

@@ -1,6 +1,6 @@
 // Reads the command line and the environment once, at start, into a typed Config.
 // Every bad input is collected so the operator sees all of them in one config-invalid line.
-import { closeSync, readFileSync } from 'node:fs'
+import { readFileSync } from 'node:fs'
 import { availableParallelism } from 'node:os'
 import { dirname, resolve } from 'node:path'
 import { parseArgv, type Args } from './args.js'
@@ -103,16 +103,6 @@ export function tokenProblem(token: string): string | undefined {
 }
 
 function readToken(env: NodeJS.ProcessEnv, problems: string[]): string {
-  // Re-executed under the permission model: the launcher hands the token over a pipe.
-  const fd = env.KINDGI_PACK_HOST_TOKEN_FD
-  if (fd !== undefined && /^\d+$/.test(fd)) {
-    const raw = readFileSync(Number(fd), 'utf8')
-    closeSync(Number(fd))
-    const token = raw.trim()
-    const bad = tokenProblem(token)
-    if (bad !== undefined) problems.push(`The token handed over by the launcher ${bad}`)
-    return token
-  }
   const fromVar = env.KINDGI_PACK_SERVICE_TOKEN
   const file = env.KINDGI_PACK_SERVICE_TOKEN_FILE
   if (file !== undefined && file !== '') {

@@ -9,11 +9,11 @@ import { createApp } from './http/app.js'
 import type { FrontState } from './http/front-state.js'
 import { createFrontServer } from './http/front-server.js'
 import { createInFlight } from './http/in-flight.js'
-import { relaunch, runsUnderPermissionModel, TMP_ROOT_VAR, TOKEN_FD_VAR, tokenFileProblem } from './launcher.js'
 import { createLog, type Log } from './log.js'
 import { NO_METRICS, type Metrics } from './metrics.js'
 import { startMetricsServer } from './metrics-server.js'
 import { envDroppedReporter } from './pool/worker-env.js'
+import { tokenFileProblem } from './pool/strict-flags.js'
 import { startReloading, type Reloader } from './reload.js'
 
 export const DRAIN_MS = 8_000
@@ -26,20 +26,14 @@ async function serveCommand(argv: string[]): Promise<void> {
     process.exit(1)
   }
   const config = loaded.config
-  if (config.sandbox === 'strict' && !runsUnderPermissionModel()) {
-    const exposed = tokenFileProblem(config, process.env.KINDGI_PACK_SERVICE_TOKEN_FILE)
-    if (exposed !== undefined) {
-      log.error('config-invalid', { problems: [exposed] })
-      process.exit(1)
-    }
-    process.exit(await relaunch(config, argv, process.env))
+  const exposed = config.sandbox === 'strict' ? tokenFileProblem(config, process.env.KINDGI_PACK_SERVICE_TOKEN_FILE) : undefined
+  if (exposed !== undefined) {
+    log.error('config-invalid', { problems: [exposed] })
+    process.exit(1)
   }
-  // Pack code must never see the token: drop it before any worker starts.
+  // Pack code must never see the token: drop it before any pack process or worker starts.
   delete process.env.KINDGI_PACK_SERVICE_TOKEN
   delete process.env.KINDGI_PACK_SERVICE_TOKEN_FILE
-  delete process.env[TOKEN_FD_VAR]
-  const tmpRoot = process.env[TMP_ROOT_VAR]
-  delete process.env[TMP_ROOT_VAR]
 
   // Signals are handled from here on: one that arrives while the pack loads stops the boot.
   let stop: () => Promise<void> = async () => {
@@ -60,7 +54,7 @@ async function serveCommand(argv: string[]): Promise<void> {
         })
   const metrics: Metrics = prometheus ?? NO_METRICS
 
-  const booted = await bootPack(config, process.env, log, tmpRoot, metrics)
+  const booted = await bootPack(config, process.env, log, metrics)
   if (booted.kind === 'error') {
     log.error('boot-failed', { problems: booted.problems })
     process.exit(1)
@@ -83,7 +77,7 @@ async function serveCommand(argv: string[]): Promise<void> {
   }
   const port = (server.address() as AddressInfo).port
   const index = booted.serving.pack.index
-  const reloader = config.watch ? startReloading(front, config, log, { tmpRoot, metrics, reportDroppedEnv }) : undefined
+  const reloader = config.watch ? startReloading(front, config, log, { metrics, reportDroppedEnv }) : undefined
   stop = () => drain(front, server, log, reloader)
   const metricsPort = metricsServer === undefined ? {} : { metricsPort: (metricsServer.address() as AddressInfo).port }
   log.info('listening', { port, packId: index.packId, artifactVersion: index.artifactVersion, ...metricsPort })

@@ -28,7 +28,7 @@ function fingerprint(indexPath: string): { hash: string; key: string } {
  * What every boot of this process shares: the strict call folders' root, the metrics, and the
  * `env-dropped` reporter (a reload writes the line again only when the withheld names change).
  */
-export type BootContext = { tmpRoot: string | undefined; metrics: Metrics; reportDroppedEnv(dropped: string[]): void }
+export type BootContext = { metrics: Metrics; reportDroppedEnv(dropped: string[]): void }
 
 export function startReloading(state: FrontState, config: Config, log: Log, boot: BootContext): Reloader {
   let closed = false
@@ -42,7 +42,7 @@ export function startReloading(state: FrontState, config: Config, log: Log, boot
     // Both watch sources report one save, and editors write the same bytes again: boot once.
     if (seen.key === lastKey) return
     lastKey = seen.key
-    const booted = await bootPack(config, process.env, log, boot.tmpRoot, boot.metrics)
+    const booted = await bootPack(config, process.env, log, boot.metrics)
     if (booted.kind === 'error') {
       log.error('boot-failed', { problems: booted.problems, reload: true })
       return

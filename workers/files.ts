@@ -4,21 +4,42 @@
 import { MessageChannel, parentPort } from 'node:worker_threads'
 import type { CallTask } from '../src/protocol/worker-messages.js'
 
-type Reply = { kind: 'ok'; value: Record<string, unknown> } | { kind: 'error'; message: string }
+export type Reply = { kind: 'ok'; value: Record<string, unknown> } | { kind: 'error'; message: string }
+
+/** Sends one file request to the host and resolves with its reply; `cancel` drops the wait. */
+export type FileChannel = (callId: number, message: Record<string, unknown>, transfer: ArrayBuffer[]) => { reply: Promise<Reply>; cancel(): void }
+
+/** A worker thread's channel: a port of its own per request, handed to the parent. */
+const threadChannel: FileChannel = (callId, message, transfer) => {
+  const { port1, port2 } = new MessageChannel()
+  parentPort!.postMessage({ type: 'kindgi-files', callId, ...message, port: port2 }, [port2, ...transfer])
+  return {
+    reply: new Promise<Reply>((resolve) => port1.once('message', (reply: Reply) => {
+      port1.close()
+      resolve(reply)
+    })),
+    cancel: () => port1.close(),
+  }
+}
+
+let channel: FileChannel = threadChannel
+
+/** A strict call's process asks over its own IPC channel instead. */
+export function setFileChannel(given: FileChannel): void {
+  channel = given
+}
 
 function ask(callId: number, message: Record<string, unknown>, transfer: ArrayBuffer[], signal: AbortSignal): Promise<Record<string, unknown>> {
   if (signal.aborted) return Promise.reject(new Error('The call was aborted: no more file requests'))
-  const { port1, port2 } = new MessageChannel()
-  parentPort!.postMessage({ type: 'kindgi-files', callId, ...message, port: port2 }, [port2, ...transfer])
+  const request = channel(callId, message, transfer)
   return new Promise((resolve, reject) => {
     const onAbort = () => {
-      port1.close()
+      request.cancel()
       reject(new Error('The call was aborted before the file request finished'))
     }
     signal.addEventListener('abort', onAbort, { once: true })
-    port1.once('message', (reply: Reply) => {
+    void request.reply.then((reply) => {
       signal.removeEventListener('abort', onAbort)
-      port1.close()
       if (reply.kind === 'error') return reject(new Error(reply.message))
       const value = reply.value
       resolve(value.bytes instanceof ArrayBuffer ? { bytes: new Uint8Array(value.bytes) } : value)

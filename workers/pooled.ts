@@ -5,8 +5,9 @@
 // A call that must not leave its worker reusable (context-isolated after a failure, memMB) posts
 // its answer beside the task and never settles it, so Piscina cannot hand the worker a new
 // call before the front terminates it, and the worker takes nothing more from its mailbox.
-import { parentPort } from 'node:worker_threads'
-import type { CallResult, CallTask, ProbeResult, RunEnd, WorkerEvent, WorkerTask } from '../src/protocol/worker-messages.js'
+import { parentPort, workerData } from 'node:worker_threads'
+import type { CallResult, CallTask, ProbeResult, RunEnd, WorkerEvent, WorkerSetup, WorkerTask } from '../src/protocol/worker-messages.js'
+import { listenForAborts } from './abort-registry.js'
 import { writeAnswerCell } from '../src/protocol/answer-cell.js'
 import { takeNext } from '../src/protocol/mailbox.js'
 import { runCall } from './run-call.js'
@@ -16,7 +17,9 @@ import { startWorker } from './worker-state.js'
 
 holdStrayErrors()
 installSpinThenPark()
-const loaded = await startWorker()
+const setup = workerData as WorkerSetup
+listenForAborts(setup.abortChannel)
+const loaded = await startWorker(setup)
 
 export default async function task(task: WorkerTask): Promise<RunEnd | ProbeResult> {
   if (task.type === 'probe') return { problems: loaded.problems }

@@ -53,6 +53,14 @@ export async function runCall(loaded: Map<string, LoadedEntry>, task: CallTask):
   }
 }
 
+/**
+ * An allocation the runtime refused under memMB: in a strict call's process the data limit
+ * (strict-flags.ts) makes a large Buffer or SharedArrayBuffer fail with a RangeError.
+ */
+function hitMemoryLimit(item: LoadedEntry, thrown: unknown): boolean {
+  return item.entry.memMB !== undefined && thrown instanceof RangeError && /allocation failed/i.test(thrown.message)
+}
+
 function memoryExceededResult(item: LoadedEntry): CallResult {
   const about: Target = { target: item.entry.target, id: item.entry.id }
   return { ...answer(memoryExceeded(about, item.entry.memMB as number)), retire: 'memory' }
@@ -81,6 +89,7 @@ async function runTool(item: LoadedEntry, message: ToolInvoke, task: CallTask, s
   try {
     value = await item.handler!(input, ctx)
   } catch (thrown) {
+    if (hitMemoryLimit(item, thrown)) return memoryExceededResult(item)
     return answer(fromThrow(about, thrown, message.ctx.connections), retireAfterFailure(item))
   }
   if (isPauseRequest(value)) return answer(pauseAnswer(item, message, value))
@@ -152,6 +161,7 @@ async function runCheck(item: LoadedEntry, message: CheckInvoke, signal: AbortSi
   try {
     verdict = await item.check!(message.config, message.trace, { abortSignal: signal })
   } catch (thrown) {
+    if (hitMemoryLimit(item, thrown)) return memoryExceededResult(item)
     return answer(handlerThrow(about, thrown), retireAfterFailure(item))
   }
   if (typeof verdict === 'boolean') return answer({ v: 2, kind: 'check-result', result: { passed: verdict } })

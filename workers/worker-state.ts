@@ -1,19 +1,19 @@
-// What every worker does when it starts, whichever pool runs it: listen for aborts, then
-// import the group's modules and compile their schemas once.
-import { workerData } from 'node:worker_threads'
+// What every pack-code runner does when it starts, whichever kind it is (a pooled worker
+// thread, a strict call's process): put the guards in, then import the group's modules and
+// compile their schemas once.
 import type { WorkerSetup } from '../src/protocol/worker-messages.js'
-import { listenForAborts } from './abort-registry.js'
 import { installWriteGuard } from './fs-guard.js'
 import { installBindingGuard, installNetworkGuard, installSignalGuard, installSpawnGuard } from './guards.js'
 import { loadEntries, type Loaded } from './load-entries.js'
 import { installTypeScriptLoader, isTypeScript } from './typescript.js'
 
-export const setup = workerData as WorkerSetup
+/** The setup this runner was started with (set once, by prepare). */
+export let setup: WorkerSetup
 
-export async function startWorker(): Promise<Loaded> {
-  listenForAborts(setup.abortChannel)
+/** Guards and loaders, before any pack module loads, so module top-level code is guarded too. */
+export function prepare(given: WorkerSetup): void {
+  setup = given
   if (setup.entries.some((e) => isTypeScript(e.absPath))) installTypeScriptLoader()
-  // Guards go in before any pack module loads, so module top-level code is guarded too.
   installSignalGuard()
   installBindingGuard()
   if (setup.entries.length > 0 && setup.entries.every((e) => e.networkNone)) installNetworkGuard()
@@ -21,5 +21,9 @@ export async function startWorker(): Promise<Loaded> {
     installSpawnGuard()
     installWriteGuard()
   }
+}
+
+export async function startWorker(given: WorkerSetup): Promise<Loaded> {
+  prepare(given)
   return loadEntries(setup.entries)
 }

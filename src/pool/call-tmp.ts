@@ -6,13 +6,20 @@ import { mkdirSync, rmSync } from 'node:fs'
 import { mkdir, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 
-export type CallTmp = { make(): Promise<string>; remove(path: string): void; close(): void }
+export type CallTmp = {
+  /** The folder the call folders are made in (`<root>/call-*`). */
+  root: string
+  make(): Promise<string>
+  remove(path: string): void
+  close(): void
+}
 
 export function createCallTmp(root: string | undefined): CallTmp {
   const own = root === undefined
   const base = root ?? `${tmpdir()}/kindgi-pack-host-${process.pid}-${randomUUID().slice(0, 8)}`
   if (own) mkdirSync(base, { recursive: true, mode: 0o700 })
   return {
+    root: base,
     async make() {
       const path = `${base}/call-${randomUUID()}`
       await mkdir(path, { mode: 0o700 })

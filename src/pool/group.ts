@@ -2,7 +2,7 @@
 // under the same posture and limits, whatever keeps them (Piscina or single-use spares).
 import type { Worker } from 'node:worker_threads'
 import type { CallResult, CallTask, RunnableEntry } from '../protocol/worker-messages.js'
-import type { ThreadBudget } from './thread-budget.js'
+import type { Holder, ThreadBudget } from './thread-budget.js'
 import type { FileRequest } from './tool-files.js'
 
 export type ReplaceReason = 'deadline' | 'cancelled' | 'memory' | 'cpu' | 'crash' | 'strict' | 'context-isolated'
@@ -32,10 +32,10 @@ export type WorkerGroup = {
   run(task: CallTask): RunningCall
   workerCount(): number
   /**
-   * Threads for the thread budget's utilization samples: a thread without a call must not
-   * look idle (Piscina's park in Atomics.wait counts as busy; strict spares are left out).
+   * What holds calls, for the thread budget's utilization samples: a holder without a call
+   * must not look idle (Piscina's park in Atomics.wait counts as busy; strict spares are left out).
    */
-  threads(): Worker[]
+  holders(): Holder[]
   close(): Promise<void>
 }
 

@@ -334,7 +334,7 @@ export function createPiscinaGroup(options: GroupOptions & { minThreads: number 
     },
     run,
     workerCount: () => pool.threads.length,
-    threads: () => pool.threads,
+    holders: () => pool.threads.map((w) => ({ key: w, busyMs: () => w.performance.eventLoopUtilization().active })),
     async close() {
       // Calls answered from their answer cell may still be settling in Piscina (a moment).
       await Promise.allSettled(settling)

@@ -11,6 +11,7 @@ import { createDispatcher, type Dispatcher } from './dispatcher.js'
 import type { ReplaceReason, WorkerGroup } from './group.js'
 import { createPiscinaGroup } from './piscina-group.js'
 import { planGroups } from './plan.js'
+import { readableRoots } from './strict-flags.js'
 import { createStrictGroup } from './strict-group.js'
 
 export type Pool = {
@@ -26,19 +27,19 @@ export type PoolResult = { kind: 'ok'; pool: Pool } | { kind: 'error'; problems:
 export type PoolOptions = {
   entries: RunnableEntry[]
   env: Record<string, string>
-  config: Pick<Config, 'maxConcurrency' | 'workerThreads'>
+  config: Pick<Config, 'maxConcurrency' | 'workerThreads' | 'moduleRoot' | 'indexPath'>
   onReplaced(reason: ReplaceReason, id: string | undefined): void
   /** How long module loading may take before boot gives up. */
   bootTimeoutMs?: number
-  /** Where strict calls get their ctx.tmpDir (set by the launcher under the permission model). */
-  tmpRoot?: string
 }
 
 export async function startPool(options: PoolOptions): Promise<PoolResult> {
   const abortChannel = `kindgi-pack-host-abort-${randomUUID()}`
   const toolFiles = createToolFiles()
   const groups: WorkerGroup[] = []
-  const budget = createThreadBudget(options.config.workerThreads, () => groups.flatMap((g) => g.threads()))
+  const budget = createThreadBudget(options.config.workerThreads, () => groups.flatMap((g) => g.holders()))
+  const callTmp = createCallTmp(undefined)
+  const readRoots = readableRoots(options.config)
   const byEntry = new Map<string, WorkerGroup>()
   const postureOf = new Map<WorkerGroup, RunnableEntry['posture']>()
   for (const plan of planGroups(options.entries)) {
@@ -55,7 +56,7 @@ export async function startPool(options: PoolOptions): Promise<PoolResult> {
     }
     const group =
       plan.posture === 'strict'
-        ? createStrictGroup(common)
+        ? createStrictGroup({ ...common, readRoots, callRoot: callTmp.root })
         : createPiscinaGroup({ ...common, minThreads: plan.posture === 'none' ? 2 : 1 })
     groups.push(group)
     postureOf.set(group, plan.posture)
@@ -63,7 +64,6 @@ export async function startPool(options: PoolOptions): Promise<PoolResult> {
   }
 
   const problems = await probeAll(groups, options.bootTimeoutMs ?? 30_000)
-  const callTmp = createCallTmp(options.tmpRoot)
   const close = async () => {
     budget.close()
     await Promise.all(groups.map((g) => g.close()))

@@ -1,70 +1,92 @@
-// The strict posture: every call runs in a fresh worker that is terminated after it, so no
-// module state or global survives a call. Workers are started ahead as spares (modules
-// already imported) so a call does not wait for a worker to start.
+// The strict posture (issue 16): every call runs in a process of its own, killed after it, so
+// nothing of another call (memory, descriptors, shared buffers, channels, V8 flags) and nothing
+// of the front (token, sockets) can be reached from it. Processes are started ahead as spares
+// (Node started, guards in, no pack code yet) so a call does not wait for a start. What the
+// process may do is in strict-flags.ts; its CPU time and memory are read from outside it.
+import { spawn, type ChildProcess } from 'node:child_process'
+import { MessageChannel } from 'node:worker_threads'
 import { fileURLToPath } from 'node:url'
-import { Worker } from 'node:worker_threads'
-import type { CallTask, WorkerEvent } from '../protocol/worker-messages.js'
-import {
-  ABORT_GRACE_MS, busySince, describeDeath, resourceLimits, WORKER_EXEC_ARGV,
-  type GroupAnswer, type GroupOptions, type RunningCall, type StopReason, type WorkerGroup,
-} from './group.js'
-import { createCpuStartTable, readCallStart } from '../protocol/cpu-start-cell.js'
+import type { FromStrict, ToStrict } from '../protocol/strict-messages.js'
+import type { CallTask, WorkerSetup } from '../protocol/worker-messages.js'
+import { ABORT_GRACE_MS, type GroupAnswer, type GroupOptions, type RunningCall, type StopReason, type WorkerGroup } from './group.js'
+import { cpuTimeMs, dataBytes } from './proc-stat.js'
 import { spareTarget } from './spare-sizing.js'
+import { strictCommand } from './strict-flags.js'
+import type { FileReply } from './tool-files.js'
 
-// Bundled at build, like the pooled worker (piscina-group.ts): what a strict call waits for is a start.
-const SINGLE_USE_WORKER = fileURLToPath(new URL('../../workers/bundled/single-use.js', import.meta.url))
+// Bundled at build, like the pooled worker: what a strict call waits for is a start.
+const STRICT_PROCESS = fileURLToPath(new URL('../../workers/bundled/strict-process.js', import.meta.url))
 
-type Spare = { worker: Worker; ready: Promise<string[]> }
+export type StrictOptions = GroupOptions & { readRoots: string[]; callRoot: string }
 
-export function createStrictGroup(options: GroupOptions): WorkerGroup {
+type Spare = {
+  child: ChildProcess
+  /** Resolves once the process waits for its call: [] then, else why it never will. */
+  ready: Promise<string[]>
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>
+}
+
+export function createStrictGroup(options: StrictOptions): WorkerGroup {
   const spares: Spare[] = []
-  const live = new Set<Worker>()
-  /** Workers holding a call (spares excluded): what the thread budget samples. */
-  const calling = new Set<Worker>()
+  /** Every process of the group, spare or holding a call, and its end. */
+  const live = new Map<ChildProcess, Promise<unknown>>()
+  /** Processes holding a call (spares excluded): what the thread budget samples. */
+  const calling = new Set<ChildProcess>()
   const recentCalls: number[] = []
-  const cpuLimited = new Set(options.entries.filter((e) => e.cpuMs !== undefined).map((e) => e.key))
+  const setup: WorkerSetup = { groupKey: options.key, entries: options.entries, abortChannel: options.abortChannel }
+  const networkNone = options.entries.every((e) => e.networkNone)
+  let dataBaseline: number | undefined
   let startMsAverage = 30
   let closed = false
 
-  function spawn(): Spare {
+  function spawnSpare(): Spare {
     const started = performance.now()
-    const worker = new Worker(SINGLE_USE_WORKER, {
-      workerData: { groupKey: options.key, entries: options.entries, abortChannel: options.abortChannel },
-      env: options.env,
-      execArgv: WORKER_EXEC_ARGV,
-      resourceLimits: resourceLimits(options.memMB),
+    const [command, ...args] = strictCommand(STRICT_PROCESS, {
+      readRoots: options.readRoots,
+      callRoot: options.callRoot,
+      networkNone,
+      memMB: options.memMB,
+      dataBaseline,
     })
-    live.add(worker)
-    worker.once('exit', () => live.delete(worker))
+    const child = spawn(command as string, args, { env: options.env, stdio: ['ignore', 'inherit', 'inherit', 'ipc'], serialization: 'advanced' })
+    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
+      child.once('exit', (code, signal) => {
+        live.delete(child)
+        resolve({ code, signal })
+      })
+      child.once('error', () => {
+        live.delete(child)
+        resolve({ code: null, signal: null })
+      })
+    })
+    live.set(child, exited)
     const ready = new Promise<string[]>((resolve) => {
-      const onMessage = (event: WorkerEvent) => {
-        if (event.type !== 'kindgi-ready') return
-        worker.off('message', onMessage)
+      const onMessage = (event: FromStrict) => {
+        if (event.type !== 'spare-ready') return
+        child.off('message', onMessage)
         startMsAverage = startMsAverage * 0.8 + (performance.now() - started) * 0.2
-        resolve(event.problems)
+        resolve([])
       }
-      worker.on('message', onMessage)
-      worker.once('error', (err) => resolve([`A strict worker failed while loading: ${(err as Error).message}`]))
-      worker.once('exit', (code) => resolve([`A strict worker exited with code ${code} while loading its modules`]))
+      child.on('message', onMessage)
+      void exited.then(({ code, signal }) => resolve([`A strict process exited (${signal ?? `code ${code}`}) before it was ready`]))
     })
-    worker.unref()
-    return { worker, ready }
+    send(child, { type: 'setup', setup })
+    return { child, ready, exited }
   }
 
   function topUp(): void {
     if (closed) return
     const target = Math.min(spareTarget(recentCalls, performance.now(), startMsAverage), options.maxThreads)
-    while (spares.length < target) spares.push(spawn())
+    while (spares.length < target) spares.push(spawnSpare())
   }
 
   function run(task: CallTask): RunningCall {
     recentCalls.push(performance.now())
     const id = task.key.slice(task.key.indexOf(':') + 1)
     let settled = false
-    let worker: Worker | undefined
-    let terminatedFor: StopReason | 'strict' | 'memory' | undefined
-    // A strict worker serves one call: the call brings its own one-slot table.
-    const cpuTable = cpuLimited.has(task.key) ? createCpuStartTable(1) : undefined
+    let child: ChildProcess | undefined
+    let killedFor: StopReason | 'strict' | 'memory' | undefined
+    let cpuAtStart: number | undefined
     let resolveAnswer!: (answer: GroupAnswer) => void
     const answer = new Promise<GroupAnswer>((resolve) => {
       resolveAnswer = (a) => {
@@ -77,92 +99,122 @@ export function createStrictGroup(options: GroupOptions): WorkerGroup {
     const freed = new Promise<void>((resolve) => (resolveFreed = resolve))
 
     const ticket = options.budget.enqueue(() => {
-      const spare = spares.shift() ?? spawn()
-      // Starting a worker takes ~20-30 ms of CPU: with a spare left, start the next one after
-      // this call instead of beside it, so the call does not share its core with a start.
+      const spare = spares.shift() ?? spawnSpare()
+      // A start costs tens of ms of CPU: with a spare left, start the next one after this call
+      // instead of beside it, so the call does not share its core with a start.
       if (spares.length === 0) topUp()
       else void freed.then(topUp)
-      const w = spare.worker
-      worker = w
-      calling.add(w)
-      let died: { reason: 'crash' | 'memory'; detail: string } | undefined
-      w.on('message', (event: WorkerEvent) => {
-        if (event.type === 'kindgi-files') options.onFileRequest(event)
-        if (event.type !== 'kindgi-result' || settled) return
-        resolveAnswer({ kind: 'result', result: event.result })
-        terminatedFor = event.result.retire === 'memory' ? 'memory' : 'strict'
-        void w.terminate()
+      const c = spare.child
+      child = c
+      calling.add(c)
+      c.on('message', (event: FromStrict) => {
+        if (event.type === 'started') cpuAtStart = cpuTimeMs(c.pid as number)
+        else if (event.type === 'files') fileRequest(c, task.callId, event)
+        else if (event.type === 'result' && !settled) {
+          resolveAnswer({ kind: 'result', result: event.result })
+          killedFor = event.result.retire === 'memory' ? 'memory' : 'strict'
+          c.kill('SIGKILL')
+        }
       })
-      w.once('error', (err) => {
-        died = describeDeath(err)
-      })
-      const onExit = (code: number) => {
-        calling.delete(w)
+      void spare.exited.then(({ code, signal }) => {
+        calling.delete(c)
         ticket.done()
         resolveFreed()
-        if (terminatedFor !== undefined) {
-          options.onReplaced(terminatedFor, id)
+        if (killedFor !== undefined) {
+          options.onReplaced(killedFor, id)
           return
         }
-        const death = died ?? { reason: 'crash' as const, detail: `code ${code}` }
-        options.onReplaced(death.reason, id)
-        resolveAnswer({ kind: 'died', ...death })
-      }
-      if (live.has(w)) w.once('exit', onExit)
-      else onExit(1)
+        const memory = options.memMB !== undefined && (signal === 'SIGABRT' || signal === 'SIGTRAP' || signal === 'SIGSEGV' || code === 134)
+        options.onReplaced(memory ? 'memory' : 'crash', id)
+        resolveAnswer({ kind: 'died', reason: memory ? 'memory' : 'crash', detail: signal ?? `code ${code}` })
+      })
       void spare.ready.then((problems) => {
-        if (settled || terminatedFor !== undefined) return
+        if (settled || killedFor !== undefined) return
         if (problems.length > 0) {
-          terminatedFor = 'strict'
-          void w.terminate()
           resolveAnswer({ kind: 'died', reason: 'crash', detail: problems.join('; ') })
           return
         }
-        w.postMessage(cpuTable === undefined ? task : { ...task, cpuSlot: 0, cpuTable })
+        send(c, { type: 'call', task })
       })
     })
 
     function stop(reason: StopReason): void {
-      if (settled || terminatedFor !== undefined) return
-      // Still waiting for its turn: no worker was taken, nothing ran.
-      if (worker === undefined && ticket.cancel()) {
+      if (settled || killedFor !== undefined) return
+      // Still waiting for its turn: no process was taken, nothing ran.
+      if (child === undefined && ticket.cancel()) {
         settled = true
         resolveFreed()
         return
       }
-      const w = worker as Worker
-      w.postMessage({ type: 'abort', callId: task.callId, reason: reason === 'cancelled' ? 'cancelled' : 'deadline' })
+      const c = child as ChildProcess
+      if (reason !== 'cpu') send(c, { type: 'abort', reason })
       const grace = setTimeout(() => {
-        if (terminatedFor !== undefined) return
+        if (killedFor !== undefined) return
         settled = true
-        terminatedFor = reason
-        void w.terminate()
+        killedFor = reason
+        c.kill('SIGKILL')
       }, reason === 'cpu' ? 0 : ABORT_GRACE_MS)
       void freed.then(() => clearTimeout(grace))
     }
+
     const busyMs = () => {
-      const start = cpuTable === undefined ? undefined : readCallStart(cpuTable, 0, task.callId)
-      return start === undefined || worker === undefined ? undefined : busySince(worker, start.busyMsAtStart)
+      if (cpuAtStart === undefined || child?.pid === undefined) return undefined
+      const now = cpuTimeMs(child.pid)
+      return now === undefined ? undefined : now - cpuAtStart
     }
     return { answer, freed, stop, busyMs }
+  }
+
+  /** A file request is the call's that this process runs, whatever the message says. */
+  function fileRequest(c: ChildProcess, callId: number, event: Extract<FromStrict, { type: 'files' }>): void {
+    const { port1, port2 } = new MessageChannel()
+    port1.once('message', (reply: FileReply) => {
+      port1.close()
+      send(c, { type: 'file-reply', req: event.req, reply })
+    })
+    const common = { type: 'kindgi-files' as const, callId, port: port2 }
+    options.onFileRequest(
+      event.op === 'store'
+        ? { ...common, op: 'store', bytes: event.bytes, name: event.name, contentType: event.contentType }
+        : { ...common, op: 'read', artifactId: event.artifactId },
+    )
   }
 
   return {
     key: options.key,
     entries: options.entries,
     async probe() {
-      const spare = spawn()
+      const spare = spawnSpare()
       const problems = await spare.ready
-      if (problems.length === 0) spares.push(spare)
-      else await spare.worker.terminate()
-      return problems
+      if (problems.length > 0) return problems
+      // The data limit of later spares counts from what Node itself holds, before pack code.
+      if (spare.child.pid !== undefined) dataBaseline = dataBytes(spare.child.pid)
+      const probed = new Promise<string[]>((resolve) => {
+        spare.child.on('message', (event: FromStrict) => {
+          if (event.type === 'probed') resolve(event.problems)
+        })
+        void spare.exited.then(() => resolve(['A strict process exited while loading its modules']))
+      })
+      send(spare.child, { type: 'probe' })
+      const found = await probed
+      spare.child.kill('SIGKILL')
+      if (found.length === 0) topUp()
+      return found
     },
     run,
     workerCount: () => live.size,
-    threads: () => [...calling],
+    holders: () => [...calling].map((c) => ({ key: c, busyMs: () => (c.pid === undefined ? undefined : cpuTimeMs(c.pid)) })),
     async close() {
       closed = true
-      await Promise.all([...live].map((w) => w.terminate()))
+      const ends = [...live.values()]
+      for (const c of live.keys()) c.kill('SIGKILL')
+      await Promise.all(ends)
     },
   }
+}
+
+function send(child: ChildProcess, message: ToStrict): void {
+  if (!child.connected) return
+  // A process that died between the check and the write: its exit answers the call.
+  child.send(message, (err) => void err)
 }

@@ -9,9 +9,12 @@
 // worker's mailbox (mailbox.ts): it starts the moment the call before it ends, without a trip
 // through the front. It counts as running from then (promote). One that has waited behind for
 // STEAL_MS is taken back and queued here again, so a call never waits long behind a slow one.
-import type { Worker } from 'node:worker_threads'
 
-type Utilization = ReturnType<Worker['performance']['eventLoopUtilization']>
+/**
+ * Something that holds calls (a worker thread, a strict call's process) and how long it has
+ * been busy in all, in ms: event-loop active time for a thread, CPU time for a process.
+ */
+export type Holder = { key: object; busyMs(): number | undefined }
 
 export type BudgetTicket = {
   /** False once the call has started or waits behind another. */
@@ -36,6 +39,8 @@ export type ThreadBudget = {
 const SAMPLE_EVERY_MS = 5
 const LONG_MS = 10
 const IDLE_BELOW = 0.5
+/** A holder's utilization is read over at least this long (a process's CPU time moves in 10 ms ticks). */
+const WINDOW_MS = 40
 /** How long a call may wait behind another before it is taken back (exported for tests). */
 export const STEAL_MS = 5
 
@@ -47,14 +52,15 @@ type Item = {
   state: 'queued' | 'running' | 'behind' | 'ended'
 }
 
-export function createThreadBudget(cores: number, threads: () => Worker[]): ThreadBudget {
+export function createThreadBudget(cores: number, holders: () => Holder[]): ThreadBudget {
   const runningItems = new Set<Item>()
   const behindItems = new Set<Item>()
   let extra = 0
   let queue: Item[] = []
   let head = 0
   let sampler: NodeJS.Timeout | undefined
-  let last = new WeakMap<Worker, Utilization>()
+  /** Per holder: busy time and when it was read at the window's start, and whether it was idle over the last window. */
+  let last = new WeakMap<object, { busy: number; at: number; idle: boolean }>()
 
   function pump(): void {
     while (head < queue.length) {
@@ -110,18 +116,23 @@ export function createThreadBudget(cores: number, threads: () => Worker[]): Thre
   }
 
   function sample(): void {
-    const all = threads()
+    const at = performance.now()
     let idle = 0
-    for (const worker of all) {
-      let now: Utilization
+    for (const holder of holders()) {
+      let busy: number | undefined
       try {
-        now = worker.performance.eventLoopUtilization()
+        busy = holder.busyMs()
       } catch {
         continue // a worker being terminated
       }
-      const before = last.get(worker)
-      last.set(worker, now)
-      if (before !== undefined && worker.performance.eventLoopUtilization(now, before).utilization < IDLE_BELOW) idle++
+      if (busy === undefined) continue
+      const before = last.get(holder.key)
+      if (before === undefined) {
+        last.set(holder.key, { busy, at, idle: false })
+        continue
+      }
+      if (at - before.at >= WINDOW_MS) last.set(holder.key, { busy, at, idle: (busy - before.busy) / (at - before.at) < IDLE_BELOW })
+      if (last.get(holder.key)!.idle) idle++
     }
     const now = performance.now()
     let long = 0

@@ -1,0 +1,81 @@
+// What a strict call's process may do (issue 16), as Node's permission model and the kernel
+// enforce it from outside the code it runs: read the host's own files and the pack, write only
+// the call folders (each named at random, the root not listable), start no process or worker,
+// load no addon, no node:sqlite (which the permission model does not check), and, where the
+// runtime gates the network (Node >= 25), no network at all for a tool that declares none.
+// memMB becomes V8's heap limit and the process's data limit (RLIMIT_DATA, through the shell's
+// ulimit), which counts SharedArrayBuffers, Buffers and every other allocation.
+import { realpathSync } from 'node:fs'
+import { dirname, relative, resolve, sep } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import type { Config } from '../config.js'
+import { RUNTIME, type Runtime } from '../runtime.js'
+
+/** Marks a process that runs pack code (tests find them by it, as the memory scan does). */
+export const PACK_PROCESS_MARKER = '--kindgi-pack-process'
+
+/** The host's own files: dist/ and node_modules/ live under the package root. */
+const PACKAGE_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', '..')
+
+function real(path: string): string {
+  try {
+    return realpathSync(path)
+  } catch {
+    return path
+  }
+}
+
+function inside(path: string, folder: string): boolean {
+  const rel = relative(folder, path)
+  return rel === '' || (!rel.startsWith('..') && !rel.startsWith(sep))
+}
+
+/** What pack code may read under strict: the host, the pack, the index. */
+export function readableRoots(config: Pick<Config, 'moduleRoot' | 'indexPath'>): string[] {
+  return [...new Set([PACKAGE_ROOT, real(PACKAGE_ROOT), config.moduleRoot, real(config.moduleRoot), config.indexPath, real(config.indexPath)])]
+}
+
+/** A token file pack code could read defeats the point: refuse it under strict. */
+export function tokenFileProblem(config: Pick<Config, 'moduleRoot' | 'indexPath'>, tokenFile: string | undefined): string | undefined {
+  if (tokenFile === undefined || tokenFile === '') return undefined
+  const file = real(resolve(tokenFile))
+  const exposed = readableRoots(config).find((root) => inside(file, root))
+  if (exposed === undefined) return undefined
+  return `KINDGI_PACK_SERVICE_TOKEN_FILE ${tokenFile} lies inside ${exposed}, which pack code may read under the strict posture: mount the secret elsewhere`
+}
+
+export type StrictLimits = {
+  readRoots: string[]
+  /** The root of the call folders: `<root>/call-*` is writable. */
+  callRoot: string
+  networkNone: boolean
+  memMB: number | undefined
+  /** The process's own data segment before any pack code (bytes), when known: the data limit adds memMB to it. */
+  dataBaseline: number | undefined
+}
+
+/** Room above memMB for what V8 keeps outside the old generation (young generation, code). */
+const DATA_SLACK_MB = 48
+
+/** The command (program and arguments) that starts a strict call's process running `entry`. */
+export function strictCommand(entry: string, limits: StrictLimits, runtime: Runtime = RUNTIME): string[] {
+  const calls = `${limits.callRoot}/call-*`
+  const node = [
+    runtime.permissionFlag,
+    ...limits.readRoots.map((p) => `--allow-fs-read=${p}`),
+    `--allow-fs-read=${calls}`,
+    `--allow-fs-write=${calls}`,
+    ...(runtime.permissionGatesNet && !limits.networkNone ? ['--allow-net'] : []),
+    '--no-addons',
+    '--no-experimental-sqlite',
+    '--disable-warning=ExperimentalWarning',
+    '--disable-warning=SecurityWarning',
+    ...(limits.memMB === undefined ? [] : [`--max-old-space-size=${limits.memMB}`, `--max-semi-space-size=${Math.max(1, Math.min(16, Math.floor(limits.memMB / 8)))}`]),
+    entry,
+    PACK_PROCESS_MARKER,
+  ]
+  if (limits.memMB === undefined || limits.dataBaseline === undefined) return [process.execPath, ...node]
+  const dataKiB = Math.ceil(limits.dataBaseline / 1024) + (limits.memMB + DATA_SLACK_MB) * 1024
+  // The shell sets the limit on itself, then becomes node: the limit holds from node's first instruction.
+  return ['/bin/sh', '-c', `ulimit -d ${dataKiB} && exec "$0" "$@"`, process.execPath, ...node]
+}

@@ -1,0 +1,29 @@
+// What crosses the IPC channel between the front and a strict call's own process (issue 16).
+// The process holds one call at most, so nothing in these messages needs to say which call a
+// reply belongs to: the front knows it from the process. Ids inside (a file request's `req`)
+// only pair a request with its reply within that one process.
+import type { FileValue } from '../pool/tool-files.js'
+import type { CallResult, CallTask, WorkerSetup } from './worker-messages.js'
+
+export type FileReplyMessage = { kind: 'ok'; value: FileValue } | { kind: 'error'; message: string }
+
+/** Front → strict process. */
+export type ToStrict =
+  /** First message: the group's entries (guards and loaders go in; no pack code runs yet). */
+  | { type: 'setup'; setup: WorkerSetup }
+  /** Import every module and report what failed (the boot probe). */
+  | { type: 'probe' }
+  /** The one call: import the modules, run it, answer. */
+  | { type: 'call'; task: CallTask }
+  | { type: 'abort'; reason: 'deadline' | 'cancelled' }
+  | { type: 'file-reply'; req: number; reply: FileReplyMessage }
+
+/** Strict process → front. */
+export type FromStrict =
+  | { type: 'spare-ready' }
+  | { type: 'probed'; problems: string[] }
+  /** The modules loaded and the handler is about to run: cpuMs is counted from here. */
+  | { type: 'started' }
+  | { type: 'result'; result: CallResult }
+  | { type: 'files'; req: number; op: 'store'; bytes: ArrayBuffer; name: string; contentType: string }
+  | { type: 'files'; req: number; op: 'read'; artifactId: string }
