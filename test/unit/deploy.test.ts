@@ -58,9 +58,18 @@ describe('the Dockerfile', () => {
     expect(dockerfile.all('RUN').some((r) => /npm (ci|install|i)\b(?!.*--omit=dev)/.test(r.args))).toBe(false)
   })
 
-  it('ships on a Node 22 slim base; every FROM names a tag and none is latest', () => {
-    expect(dockerfile.final.image).toMatch(/^node:22[.\-a-z0-9]*-slim$/)
-    for (const stage of dockerfile.stages) expect(stage.image).toMatch(/^[a-z0-9./-]+:(?!latest$)[\w.-]+$/)
+  it('ships on a Node 24 slim base by default, one build argument away from another; every FROM names a tag, none latest', () => {
+    expect(dockerfile.globalArgs.NODE_IMAGE).toBe('node:24-bookworm-slim')
+    for (const stage of dockerfile.stages) {
+      expect(stage.rawImage).toBe('${NODE_IMAGE}')
+      expect(stage.image).toMatch(/^[a-z0-9./-]+:(?!latest$)[\w.-]+$/)
+    }
+    expect(dockerfile.final.image).toMatch(/^node:24[.\-a-z0-9]*-slim$/)
+  })
+
+  it('has no `# syntax=` line: BuildKit would fetch that frontend from the hub, and an offline build fail', () => {
+    expect(dockerfile.text).not.toMatch(/^#\s*syntax\s*=/im)
+    expect(readFileSync(join(DOCKER, 'pack.Dockerfile.example'), 'utf8')).not.toMatch(/^#\s*syntax\s*=/im)
   })
 
   it('runs as a numeric, non-root user and group', () => {
