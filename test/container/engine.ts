@@ -21,6 +21,8 @@ export type Engine = {
   images: string[]
   imageBytes: number
   buildSeconds: number
+  /** What NODE_IMAGE the Node 26 build gets (see setup.ts), or undefined when none can run node. */
+  node26Image: string | undefined
 }
 
 declare module 'vitest' {

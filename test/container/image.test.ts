@@ -9,6 +9,7 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import { docker, DOCKER, dockerOk, freePort, http, IMAGE, invokeBody, logLines, ROOT, run, sleep, until, type Answer } from './engine.js'
 import { matchesReadme, readmeBakeArgs, readmeCurlSession, readmeRunArgs, readmeTokenMode } from './readme-run.js'
+import { readmeBuildArgs } from './setup.js'
 
 const engine = inject('engine')
 const TOKEN = 'container-test-token'
@@ -16,6 +17,7 @@ const TOKEN = 'container-test-token'
 const TOKEN_GID = process.getuid?.() === 0 ? 4242 : (process.getgid?.() ?? 0)
 const PREFIX = `kph-ct-${process.pid}`
 const BAKED = `kph-baked:container-test-${process.pid}`
+const ON_26 = 'kindgi-pack-host:container-test-node26'
 const made: string[] = []
 
 const work = mkdtempSync(join(tmpdir(), 'kph-container-'))
@@ -237,5 +239,22 @@ describe.skipIf(engine.skip !== undefined)('a pack baked into its own image (doc
     const owners = await dockerOk(['exec', c.id, 'stat', '-c', '%u:%g %a %n', '/app/pack/index.json', '/app/pack/tools/greet.js'])
     for (const line of owners.trim().split('\n')) expect(line).toMatch(/^0:0 644 /)
     expect((await docker(['exec', c.id, 'ls', '/app/pack/pack.Dockerfile'])).code).not.toBe(0)
+  })
+})
+
+describe.skipIf(engine.skip !== undefined || engine.node26Image === undefined)('the same Dockerfile on Node 26: one build argument', () => {
+  it('builds with --build-arg NODE_IMAGE=<a Node 26 image> and serves strict calls under the README flags', async () => {
+    const built = await docker([...readmeBuildArgs(ON_26), '--build-arg', `NODE_IMAGE=${engine.node26Image}`], { timeoutMs: 240_000, env: { ...process.env, DOCKER_BUILDKIT: '1' } })
+    expect(built.code, built.stderr.slice(-2000)).toBe(0)
+    const c = await start('node26', { pack: join(ROOT, 'examples/hello-pack'), token: tokenFile('token-26', readmeTokenMode(), TOKEN_GID), image: ON_26 })
+    expect((await dockerOk(['exec', c.id, 'node', '--version'])).trim()).toMatch(/^v26\./)
+    expect((await call(c.port, 'hello.greet', { name: 'Ana' })).body).toEqual({ v: 2, kind: 'result', output: { greeting: 'Hello, Ana!' } })
+    // A network-none, context-isolated tool in the index: strict here, under 26's permission flags.
+    expect((await call(c.port, 'hello.weather', { city: 'Oslo' })).body).toMatchObject({ v: 2, kind: 'result', output: { city: 'Oslo' } })
+    const top = await dockerOk(['top', c.id, '-o', 'pid,args'])
+    expect(top).toMatch(/--permission .*--allow-net/)
+    const waited = docker(['wait', c.id], { timeoutMs: 30_000 })
+    await dockerOk(['stop', c.id], { timeoutMs: 30_000 })
+    expect((await waited).stdout.trim()).toBe('0')
   })
 })
