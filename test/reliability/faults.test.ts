@@ -21,9 +21,10 @@ describe('faults under load', () => {
     expect(report.calls).toBeGreaterThanOrEqual(300)
     expect(report.after.threads).toBeLessThanOrEqual(report.before.threads)
     // Worker heaps live in this process too. Once they retired, the process keeps what a first
-    // round of load leaves for good (malloc arenas for ~30 threads, a grown V8 heap: +30 to
-    // +80 MB here). This bound catches a gross leak; the soak, comparing a second round with the
-    // first, catches a slow one.
-    expect(report.after.rssMB).toBeLessThan(report.before.rssMB + 128)
+    // round of load leaves for good: malloc arenas for ~30 threads, a grown V8 heap, and what
+    // Node 24 and 26 keep of every ended worker, several times what Node 20 kept
+    // (bench/worker-retention.ts measures it with no host at all). This bound catches a gross
+    // leak; the soak, comparing a second round with the first, catches a slow one.
+    expect(report.after.rssMB).toBeLessThan(report.before.rssMB + 320)
   }, 180_000)
 })
