@@ -4,7 +4,7 @@
 // The one change to the files: an override mounting this test's packs (a copy of
 // examples/hello-pack to save, test/fixtures/container-pack for the replicas), and free
 // loopback ports. haproxy:3.0 here is a local stand-in (Debian's haproxy 2.6), see setup.ts.
-import { cpSync, mkdtempSync, readFileSync, renameSync, writeFileSync, chmodSync } from 'node:fs'
+import { chmodSync, cpSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
@@ -58,8 +58,8 @@ beforeAll(async () => {
 })
 
 afterAll(async () => {
-  if (engine.skip !== undefined) return
-  await compose(['down', '--timeout', '15'], 120_000)
+  if (engine.skip === undefined) await compose(['down', '--timeout', '15'], 120_000)
+  rmSync(work, { recursive: true, force: true })
 })
 
 const invoke = (url: string, tool: string, input: unknown, id: string, timeoutMs = 10_000) =>

@@ -3,7 +3,7 @@
 // outside: a published loopback port, `docker exec`, `docker inspect`, `docker top`.
 // Base images on these machines are local stand-ins (the setup prints which): node:24-bookworm-slim
 // is Debian bookworm minbase + Node 24 from npm, not the official image.
-import { chmodSync, chownSync, cpSync, mkdtempSync, writeFileSync } from 'node:fs'
+import { chmodSync, chownSync, cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
@@ -83,6 +83,7 @@ const call = (port: number, tool: string, input: unknown, runId = 'r1') =>
 afterAll(async () => {
   if (made.length > 0) await docker(['rm', '-f', ...made], { timeoutMs: 60_000 })
   await docker(['rmi', '-f', BAKED], { timeoutMs: 60_000 })
+  rmSync(work, { recursive: true, force: true })
 })
 
 describe.skipIf(engine.skip !== undefined)('the image, run with the README flags and examples/hello-pack', () => {

@@ -6,7 +6,7 @@
 // sent; a replica whose /readyz fails or that stops answering is taken out by the checks.
 // The same file runs in the real container rehearsal (test/container/compose.test.ts).
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { request as httpRequest } from 'node:http'
 import { connect, createServer, type Server, type Socket } from 'node:net'
 import { tmpdir } from 'node:os'
@@ -20,8 +20,10 @@ const skip = HAPROXY === undefined && process.env.CI === undefined
 if (skip) console.warn('load-balancer tests skipped: no haproxy here (apt-get install haproxy)')
 
 const started: Array<{ stop(): Promise<unknown> }> = []
+const dirs: string[] = []
 afterAll(async () => {
   await Promise.all(started.map((s) => s.stop()))
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true })
 })
 
 function freePort(): Promise<number> {
@@ -63,6 +65,7 @@ type Lb = { url: string; log: () => string; waitForLog(pattern: RegExp, timeoutM
 
 async function startHaproxy(ports: number[]): Promise<Lb> {
   const dir = mkdtempSync(join(tmpdir(), 'kph-haproxy-'))
+  dirs.push(dir)
   const listen = await freePort()
   writeFileSync(join(dir, 'haproxy.cfg'), haproxyCfg(listen, ports))
   const proc: ChildProcess = spawn(HAPROXY!, ['-db', '-f', join(dir, 'haproxy.cfg')], { stdio: ['ignore', 'pipe', 'pipe'] })
@@ -185,6 +188,7 @@ async function viaLb(lb: Lb, n: number, batch: string, ctx: Record<string, strin
 describe.skipIf(skip)('docker/haproxy.cfg', () => {
   it('passes haproxy -c', () => {
     const dir = mkdtempSync(join(tmpdir(), 'kph-haproxy-c-'))
+    dirs.push(dir)
     writeFileSync(join(dir, 'haproxy.cfg'), haproxyCfg(8080, [1]))
     const check = spawnSync(HAPROXY!, ['-c', '-f', join(dir, 'haproxy.cfg')], { encoding: 'utf8' })
     expect(check.stdout + check.stderr).toContain('Configuration file is valid')
