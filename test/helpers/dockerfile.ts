@@ -4,13 +4,16 @@ import { readFileSync } from 'node:fs'
 import { DockerfileParser, type Instruction } from 'dockerfile-ast'
 
 export type Step = { keyword: string; args: string; flags: Record<string, string> }
-export type Stage = { image: string; name: string | undefined; steps: Step[] }
+/** `image` has the ARGs declared before the first FROM filled in with their defaults; `rawImage` is as written. */
+export type Stage = { image: string; rawImage: string; name: string | undefined; steps: Step[] }
 
 export type Dockerfile = {
   text: string
   stages: Stage[]
   /** The stage that becomes the image. */
   final: Stage
+  /** ARGs declared before the first FROM, with their defaults. */
+  globalArgs: Record<string, string>
   /** ENV of the final stage, in order. */
   env: Record<string, string>
   /** The exec-form command of `keyword` (CMD, ENTRYPOINT, or HEALTHCHECK's CMD) in the final stage. */
@@ -31,15 +34,23 @@ export function readDockerfile(path: string): Dockerfile {
   const parsed = DockerfileParser.parse(text)
   const stages: Stage[] = []
   const env: Record<string, string> = {}
+  const globalArgs: Record<string, string> = {}
   for (const instruction of parsed.getInstructions()) {
     const keyword = instruction.getKeyword()
     if (keyword === 'FROM') {
       const from = parsed.getFROMs().find((f) => f.getRange().start.line === instruction.getRange().start.line)
-      stages.push({ image: from?.getImage() ?? '', name: from?.getBuildStage() ?? undefined, steps: [] })
+      const rawImage = from?.getImage() ?? ''
+      const image = rawImage.replace(/\$\{(\w+)\}|\$(\w+)/g, (whole, a: string | undefined, b: string | undefined) => globalArgs[(a ?? b) as string] ?? whole)
+      stages.push({ image, rawImage, name: from?.getBuildStage() ?? undefined, steps: [] })
       continue
     }
     const stage = stages.at(-1)
-    if (stage === undefined) continue // ARG before the first FROM
+    if (stage === undefined) {
+      // ARG before the first FROM: usable in every FROM.
+      const arg = /^(\w+)(?:=(.*))?$/.exec((instruction.getArgumentsContent() ?? '').trim())
+      if (keyword === 'ARG' && arg !== null) globalArgs[arg[1] as string] = arg[2] ?? ''
+      continue
+    }
     stage.steps.push({ keyword, args: instruction.getArgumentsContent() ?? '', flags: flagsOf(instruction) })
   }
   const final = stages.at(-1) as Stage
@@ -53,6 +64,7 @@ export function readDockerfile(path: string): Dockerfile {
     text,
     stages,
     final,
+    globalArgs,
     env,
     all,
     exec(keyword) {

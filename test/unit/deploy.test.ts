@@ -58,9 +58,18 @@ describe('the Dockerfile', () => {
     expect(dockerfile.all('RUN').some((r) => /npm (ci|install|i)\b(?!.*--omit=dev)/.test(r.args))).toBe(false)
   })
 
-  it('ships on a Node 22 slim base; every FROM names a tag and none is latest', () => {
-    expect(dockerfile.final.image).toMatch(/^node:22[.\-a-z0-9]*-slim$/)
-    for (const stage of dockerfile.stages) expect(stage.image).toMatch(/^[a-z0-9./-]+:(?!latest$)[\w.-]+$/)
+  it('ships on a Node 24 slim base by default, one build argument away from another; every FROM names a tag, none latest', () => {
+    expect(dockerfile.globalArgs.NODE_IMAGE).toBe('node:24-bookworm-slim')
+    for (const stage of dockerfile.stages) {
+      expect(stage.rawImage).toBe('${NODE_IMAGE}')
+      expect(stage.image).toMatch(/^[a-z0-9./-]+:(?!latest$)[\w.-]+$/)
+    }
+    expect(dockerfile.final.image).toMatch(/^node:24[.\-a-z0-9]*-slim$/)
+  })
+
+  it('has no `# syntax=` line: BuildKit would fetch that frontend from the hub, and an offline build fail', () => {
+    expect(dockerfile.text).not.toMatch(/^#\s*syntax\s*=/im)
+    expect(readFileSync(join(DOCKER, 'pack.Dockerfile.example'), 'utf8')).not.toMatch(/^#\s*syntax\s*=/im)
   })
 
   it('runs as a numeric, non-root user and group', () => {
@@ -136,7 +145,8 @@ describe('compose', () => {
     it('runs with the strict posture: read-only root, caps dropped, no-new-privileges, init, image user', () => {
       expect(service.read_only).toBe(true)
       expect(service.cap_drop).toEqual(['ALL'])
-      expect(service.security_opt).toContain('no-new-privileges:true')
+      // `=` is the separator now; engines warn that `no-new-privileges:true` is deprecated.
+      expect(service.security_opt).toEqual(['no-new-privileges=true'])
       expect(service.init).toBe(true)
       expect(service.user).toBe(IMAGE_USER)
       expect(service.build).toEqual({ context: '..', dockerfile: 'docker/Dockerfile' })
@@ -161,13 +171,13 @@ describe('compose', () => {
   it('the dev service serves on localhost:8080 with the image\'s command plus --watch', () => {
     const dev = compose.services['pack-host'] as Service
     expect(dev.profiles).toBeUndefined()
-    expect(dev.ports).toEqual([`127.0.0.1:8080:${IMAGE_PORT}`])
+    expect(dev.ports).toEqual([`127.0.0.1:\${PACK_HOST_PORT:-8080}:${IMAGE_PORT}`])
     expect(dev.command).toEqual([...(dockerfile.exec('CMD') as string[]), '--watch'])
     const secret = compose.secrets.kindgi_pack_service_token
     expect(readFileSync(resolve(DOCKER, secret.file), 'utf8').trim()).toBe('dev-token')
   })
 
-  it('the scale profile runs three replicas behind nginx, which waits for them to be healthy', () => {
+  it('the scale profile runs three replicas behind HAProxy, which waits for them to be healthy', () => {
     const replica = compose.services.replica as Service
     const lb = compose.services.lb as Service
     expect(replica.profiles).toEqual(['scale'])
@@ -175,27 +185,52 @@ describe('compose', () => {
     expect(replica.ports).toBeUndefined()
     expect(replica.command).toBeUndefined() // the image's own command: no --watch in the rehearsal
     expect(lb.profiles).toEqual(['scale'])
-    expect(lb.image).toMatch(/^nginx:[\w.-]+$/)
+    expect(lb.image).toMatch(/^haproxy:[\w.-]+$/)
     expect(lb.depends_on).toEqual({ replica: { condition: 'service_healthy' } })
-    expect(lb.volumes).toEqual(['./nginx.conf:/etc/nginx/nginx.conf:ro'])
-    expect(lb.ports).toEqual(['127.0.0.1:8081:8080'])
-    expect(lb).toMatchObject({ read_only: true, cap_drop: ['ALL'], security_opt: ['no-new-privileges:true'] })
+    expect(lb.volumes).toEqual(['./haproxy.cfg:/usr/local/etc/haproxy/haproxy.cfg:ro'])
+    expect(lb.ports).toEqual(['127.0.0.1:${PACK_LB_PORT:-8081}:8080'])
+    expect(lb).toMatchObject({ read_only: true, cap_drop: ['ALL'], security_opt: ['no-new-privileges=true'] })
   })
 })
 
-describe('the nginx load balancer', () => {
-  const conf = readFileSync(join(DOCKER, 'nginx.conf'), 'utf8').replace(/#.*$/gm, '')
-  it('retries on another replica only after a 503 (never on error, timeout, 421 or 200)', () => {
-    const directives = [...conf.matchAll(/^\s*proxy_next_upstream\s+([^;]+);/gm)].map((m) => m[1]!.trim().split(/\s+/))
-    expect(directives).toEqual([['http_503', 'non_idempotent']])
+describe('the HAProxy load balancer', () => {
+  const cfg = readFileSync(join(DOCKER, 'haproxy.cfg'), 'utf8').replace(/#.*$/gm, '')
+  const directives = (name: string) => [...cfg.matchAll(new RegExp(`^\\s*${name}\\b(.*)$`, 'gm'))].map((m) => m[1]!.trim())
+  const ms = (value: string) => {
+    const m = /^(\d+)(ms|s)?$/.exec(value)
+    if (m === null) throw new Error(`not a time: ${value}`)
+    return Number(m[1]) * (m[2] === 's' ? 1000 : 1)
+  }
+  const timeout = (name: string) => ms(directives(`timeout ${name}`)[0] ?? '')
+
+  it('sends a call again only after a failed connect or a 503, to another replica', () => {
+    expect(directives('retry-on')).toEqual(['conn-failure 503'])
+    expect(directives('option redispatch')).toEqual(['1'])
+    expect(Number(directives('retries')[0])).toBeGreaterThanOrEqual(2)
   })
-  it('never marks a replica down, so a caller gets a replica\'s 503 rather than nginx\'s own 502', () => {
-    expect(conf).toMatch(/^\s*server replica:\d+ max_fails=0;$/m)
+  it('opens a fresh connection to the replica for every call, so a request is never written onto one it closed', () => {
+    expect(directives('option http-server-close')).toEqual([''])
+    expect(directives('http-reuse')).toEqual([])
   })
-  it('sends to the replicas\' container port and lets the host answer 413 itself', () => {
-    expect(conf).toMatch(new RegExp(`^\\s*server replica:${IMAGE_PORT}\\b`, 'm'))
-    const size = /client_max_body_size\s+(\d+)m;/.exec(conf)
-    expect(Number(size?.[1])).toBeGreaterThan(10)
+  it('checks every replica on /readyz, expecting 200, and takes one out after failed checks or a failed connect', () => {
+    expect(directives('http-check send')).toEqual([expect.stringMatching(/^meth GET uri \/readyz\b/)])
+    expect(directives('http-check expect')).toEqual(['status 200'])
+    const server = directives('default-server')[0] ?? ''
+    expect(server).toMatch(/\bcheck\b/)
+    expect(ms(/\binter (\S+)/.exec(server)![1]!)).toBeLessThanOrEqual(1000)
+    expect(server).toMatch(/\bobserve layer4\b.*\bon-error mark-down\b/)
+    expect(timeout('check')).toBeLessThanOrEqual(2000)
+  })
+  it('finds the replicas through Compose\'s DNS on the image\'s port, and waits longer than a call\'s 120 s deadline', () => {
+    expect(directives('server-template')).toEqual([expect.stringMatching(new RegExp(`^replica \\S+ replica:${IMAGE_PORT}$`))])
+    expect(directives('nameserver')).toEqual(['dns 127.0.0.11:53'])
+    expect(timeout('server')).toBeGreaterThan(120_000)
+    expect(timeout('connect')).toBeLessThanOrEqual(1000)
+    expect(directives('bind')).toEqual([':8080'])
+  })
+  it('nginx is gone, and no file uses the deprecated `no-new-privileges:true`', () => {
+    expect(existsSync(join(DOCKER, 'nginx.conf'))).toBe(false)
+    for (const file of ['compose.yaml', 'Dockerfile']) expect(readFileSync(join(DOCKER, file), 'utf8')).not.toContain('no-new-privileges:')
   })
 })
 
@@ -266,7 +301,8 @@ describe('the README\'s docker run flags', () => {
     const dev = compose.services['pack-host'] as Service
     expect(run).toContain('--read-only')
     expect(run).toContain('--cap-drop=ALL')
-    expect(run).toContain('--security-opt=no-new-privileges:true')
+    expect(run).toContain('--security-opt=no-new-privileges=true')
+    expect(run).not.toContain('no-new-privileges:')
     expect(run).toContain('--init')
     expect(run).toContain(`--tmpfs ${dev.tmpfs[0]}`)
     expect(run).toContain(`--memory=${dev.mem_limit}`)
