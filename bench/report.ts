@@ -2,7 +2,7 @@
 // issue 6 with PASS/FAIL, and one markdown table. Pure: no I/O (run.ts prints and writes).
 import type { CaseId } from './cases.js'
 import type { LoadResult } from './load.js'
-import type { CeilingResult } from './worker-ceiling.js'
+import type { CeilingResult } from './strict-ceiling.js'
 import { median, medianDifference, medianRatio, quartile, ratio } from './stats.js'
 
 export type ServerName = 'host' | 'reference'
@@ -166,7 +166,7 @@ export function targets(results: Results, all: Row[] = rows(results)): Target[] 
     ceilings.map((c) => c.rps),
   )
   out.push({
-    name: `strict, 32 callers: rate / worker-start ceiling${bracket.length > 0 ? ' just before and after' : ''} (${rate(median(ceilings.map((c) => c.rps)))})`,
+    name: `strict, 32 callers: rate / strict-process ceiling${bracket.length > 0 ? ' just before and after' : ''} (${rate(median(ceilings.map((c) => c.rps)))})`,
     goal: '≥ 0.8×',
     measured: times(strictVsCeiling),
     pass: check(strictVsCeiling, (v) => v >= 0.8),
@@ -264,7 +264,7 @@ export function renderTable(results: Results): string {
   const m = results.machine
   const errors = all.reduce((n, r) => n + r.host.non200 + r.reference.non200, 0)
   const ceilingLine =
-    `worker-start ceiling: ${rate(median(results.ceiling.map((c) => c.rps)))} with ${results.ceiling[0]?.parallel ?? '?'} at a time ` +
+    `strict-process ceiling: ${rate(median(results.ceiling.map((c) => c.rps)))} with ${results.ceiling[0]?.parallel ?? '?'} at a time ` +
     `(one at a time ${rate(median(results.ceilingSerial.map((c) => c.rps)))}, p50 ${median(results.ceilingSerial.map((c) => c.p50Ms)).toFixed(1)} ms; ` +
     `compiling the schemas with Ajv too: ${rate(median(results.ceilingWithAjv.map((c) => c.rps)))})`
   const growth = results.cases

@@ -16,7 +16,7 @@ import {
 } from './proc.js'
 import { micros, rate, renderTable, type LimitsPair, type Machine, type Results, type Run, type WorkerMemory } from './report.js'
 import { median } from './stats.js'
-import type { CeilingResult, CeilingSpec } from './worker-ceiling.js'
+import type { CeilingResult, CeilingSpec } from './strict-ceiling.js'
 
 type Options = {
   quick: boolean
@@ -135,12 +135,12 @@ async function limitsPairs(gen: LoadGenerator, host: Server, limitsBody: string,
 }
 
 function runCeiling(spec: CeilingSpec): Promise<CeilingResult> {
-  const script = fileURLToPath(new URL('./worker-ceiling.js', import.meta.url))
+  const script = fileURLToPath(new URL('./strict-ceiling.js', import.meta.url))
   return new Promise((resolve, reject) => {
     const proc = spawn(process.execPath, [script, JSON.stringify(spec)], { stdio: ['ignore', 'pipe', 'inherit'] })
     let out = ''
     proc.stdout.on('data', (d: Buffer) => (out += d.toString()))
-    proc.once('exit', (code) => (code === 0 ? resolve(JSON.parse(out) as CeilingResult) : reject(new Error(`worker-ceiling exited ${code}`))))
+    proc.once('exit', (code) => (code === 0 ? resolve(JSON.parse(out) as CeilingResult) : reject(new Error(`strict-ceiling exited ${code}`))))
   })
 }
 
@@ -252,7 +252,7 @@ async function main(): Promise<void> {
       ceilingSerial.push(await runCeiling(strictCeilingSpec(m.nproc, ceilingS / 3, false, 1)))
       ceilingWithAjv.push(await runCeiling(strictCeilingSpec(m.nproc, ceilingS / 3, true)))
       phase(`round ${round}: ceilings`)
-      log(`round ${round}: worker-start ceiling ${top.rps.toFixed(1)}/s`)
+      log(`round ${round}: strict-process ceiling ${top.rps.toFixed(1)}/s`)
       for (const c of cases) {
         for (const connections of CONNECTIONS) {
           // Each group's pool shrinks back after 30 s idle: grow it again before measuring at 32 callers.
@@ -272,7 +272,7 @@ async function main(): Promise<void> {
             if (before !== undefined) {
               const after = await runCeiling(strictCeilingSpec(m.nproc, ceilingS, false))
               strictCeiling.push({ round, before, after })
-              log(`round ${round} worker-start ceiling just before and after the strict run: ${before.rps.toFixed(1)}/s, ${after.rps.toFixed(1)}/s`)
+              log(`round ${round} strict-process ceiling just before and after the strict run: ${before.rps.toFixed(1)}/s, ${after.rps.toFixed(1)}/s`)
             }
           }
           if (c.id === 'limits' && connections > 1) pairs.push(...(await limitsPairs(gen, host, c.body, o, round)))

@@ -16,10 +16,9 @@ const POLL_MS = 1_000
  *   watch on the file's own inode stops seeing after the first save;
  * - a stat poll of the path itself: bind mounts from another machine (Docker Desktop, NFS)
  *   do not always deliver inotify events, the poll follows a symlink that is repointed, and
- *   under KINDGI_PACK_SANDBOX=strict the process may read the index but not its folder, so
- *   fs.watch is refused and the poll is all there is. Its first stat is taken here,
- *   synchronously: fs.watchFile takes its own asynchronously, and a save landing before it
- *   became the baseline and was never seen (the strict watch test failed 1 run in 6).
+ *   where fs.watch is refused (a folder the process may not read) the poll is all there is.
+ *   Its first stat is taken here, synchronously: fs.watchFile takes its own asynchronously,
+ *   and a save landing before it became the baseline and was never seen.
  */
 export function watchPath(path: string, onChange: () => void, debounceMs = 200): Watcher {
   let timer: NodeJS.Timeout | undefined

@@ -73,7 +73,7 @@ describe('a changed index is served once every module has loaded', () => {
 })
 
 describe('under KINDGI_PACK_SANDBOX=strict, as docker compose runs it', () => {
-  it('the served process (under the permission model) still sees the change and reloads', async () => {
+  it('the front sees the change and reloads the strict pack', async () => {
     const { host, index } = await watched({ KINDGI_PACK_SANDBOX: 'strict' })
     save(index, (i) => {
       i.artifactVersion = 'strict-2'

@@ -1,15 +1,18 @@
-// The strict posture's ceiling on this machine: how many times a second a worker can be
-// started with the pack's modules, used for one call and terminated, `parallel` at a time.
-// Run as its own process: `node dist/bench/worker-ceiling.js '<CeilingSpec JSON>'`.
+// The strict posture's ceiling on this machine: how many times a second the isolation unit
+// (a process under the strict flags the host uses) can be started, given the pack's modules,
+// used for one call and killed, `parallel` at a time.
+// Run as its own process: `node dist/bench/strict-ceiling.js '<CeilingSpec JSON>'`.
+import { spawn } from 'node:child_process'
+import { dirname } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { Worker } from 'node:worker_threads'
+import { strictCommand } from '../src/pool/strict-flags.js'
 import { median } from './stats.js'
 
 export type CeilingSpec = {
   /** Absolute paths of the pack modules the worker imports; the first one's default export is called. */
   modules: string[]
   input: unknown
-  /** When present, the worker also compiles these with the host's Ajv (what the host's strict worker does). */
+  /** When present, the process also compiles these with the host's Ajv. */
   schemas?: object[]
   parallel: number
   durationS: number
@@ -17,17 +20,22 @@ export type CeilingSpec = {
 
 export type CeilingResult = { parallel: number; calls: number; elapsedS: number; rps: number; p50Ms: number }
 
-const WORKER = fileURLToPath(new URL('./ceiling-worker.js', import.meta.url))
+const PROCESS = fileURLToPath(new URL('./ceiling-process.js', import.meta.url))
+const ROOT = fileURLToPath(new URL('../..', import.meta.url))
 
 function once(spec: CeilingSpec): Promise<number> {
   const started = performance.now()
-  const worker = new Worker(WORKER, { workerData: { modules: spec.modules, input: spec.input, schemas: spec.schemas } })
+  const readRoots = [ROOT, ...new Set(spec.modules.map((m) => dirname(m)))]
+  const [command, ...args] = strictCommand(PROCESS, { readRoots, callRoot: '/nonexistent', networkNone: false, memMB: undefined, dataBaseline: undefined })
+  const child = spawn(command as string, args, { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], serialization: 'advanced' })
+  child.send({ modules: spec.modules, input: spec.input, schemas: spec.schemas })
   return new Promise((resolve, reject) => {
-    worker.once('message', () => {
+    child.once('message', () => {
       const ms = performance.now() - started
-      void worker.terminate().then(() => resolve(ms))
+      child.once('exit', () => resolve(ms))
+      child.kill('SIGKILL')
     })
-    worker.once('error', reject)
+    child.once('error', reject)
   })
 }
 
