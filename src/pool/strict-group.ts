@@ -3,7 +3,6 @@
 // of the front (token, sockets) can be reached from it. Processes are started ahead as spares
 // (Node started, guards in, no pack code yet) so a call does not wait for a start. What the
 // process may do is in strict-flags.ts; its CPU time and memory are read from outside it.
-import { spawn, type ChildProcess } from 'node:child_process'
 import { MessageChannel } from 'node:worker_threads'
 import { fileURLToPath } from 'node:url'
 import type { FromStrict, ToStrict } from '../protocol/strict-messages.js'
@@ -11,6 +10,7 @@ import type { CallTask, WorkerSetup } from '../protocol/worker-messages.js'
 import { ABORT_GRACE_MS, type GroupAnswer, type GroupOptions, type RunningCall, type StopReason, type WorkerGroup } from './group.js'
 import { cpuTimeMs, dataBytes } from './proc-stat.js'
 import { spareTarget } from './spare-sizing.js'
+import { startProcess, type Exit, type Spawned } from './spawner/spawner.js'
 import { strictCommand } from './strict-flags.js'
 import type { FileReply } from './tool-files.js'
 
@@ -20,18 +20,17 @@ const STRICT_PROCESS = fileURLToPath(new URL('../../workers/bundled/strict-proce
 export type StrictOptions = GroupOptions & { readRoots: string[]; callRoot: string }
 
 type Spare = {
-  child: ChildProcess
+  child: Spawned
   /** Resolves once the process waits for its call: [] then, else why it never will. */
   ready: Promise<string[]>
-  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>
 }
 
 export function createStrictGroup(options: StrictOptions): WorkerGroup {
   const spares: Spare[] = []
   /** Every process of the group, spare or holding a call, and its end. */
-  const live = new Map<ChildProcess, Promise<unknown>>()
+  const live = new Set<Spawned>()
   /** Processes holding a call (spares excluded): what the thread budget samples. */
-  const calling = new Set<ChildProcess>()
+  const calling = new Set<Spawned>()
   const recentCalls: number[] = []
   const setup: WorkerSetup = { groupKey: options.key, entries: options.entries, abortChannel: options.abortChannel }
   const networkNone = options.entries.every((e) => e.networkNone)
@@ -48,30 +47,28 @@ export function createStrictGroup(options: StrictOptions): WorkerGroup {
       memMB: options.memMB,
       dataBaseline,
     })
-    const child = spawn(command as string, args, { env: options.env, stdio: ['ignore', 'inherit', 'inherit', 'ipc'], serialization: 'advanced' })
-    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
-      child.once('exit', (code, signal) => {
-        live.delete(child)
-        resolve({ code, signal })
-      })
-      child.once('error', () => {
-        live.delete(child)
-        resolve({ code: null, signal: null })
-      })
+    const child = startProcess(command as string, args, options.env)
+    live.add(child)
+    void child.exited.then(() => {
+      live.delete(child)
+      // A spare that died waiting (its spawner gone, killed from outside) must not take a call.
+      const waiting = spares.findIndex((spare) => spare.child === child)
+      if (waiting === -1) return
+      spares.splice(waiting, 1)
+      // Later, not at once: a spawner that cannot start processes must not spin.
+      setTimeout(topUp, 100).unref()
     })
-    live.set(child, exited)
     const ready = new Promise<string[]>((resolve) => {
-      const onMessage = (event: FromStrict) => {
-        if (event.type !== 'spare-ready') return
-        child.off('message', onMessage)
+      const off = child.onMessage((event) => {
+        if ((event as FromStrict).type !== 'spare-ready') return
+        off()
         startMsAverage = startMsAverage * 0.8 + (performance.now() - started) * 0.2
         resolve([])
-      }
-      child.on('message', onMessage)
-      void exited.then(({ code, signal }) => resolve([`A strict process exited (${signal ?? `code ${code}`}) before it was ready`]))
+      })
+      void child.exited.then(({ code, signal }) => resolve([`A strict process exited (${signal ?? `code ${code}`}) before it was ready`]))
     })
     send(child, { type: 'setup', setup })
-    return { child, ready, exited }
+    return { child, ready }
   }
 
   function topUp(): void {
@@ -84,7 +81,7 @@ export function createStrictGroup(options: StrictOptions): WorkerGroup {
     recentCalls.push(performance.now())
     const id = task.key.slice(task.key.indexOf(':') + 1)
     let settled = false
-    let child: ChildProcess | undefined
+    let child: Spawned | undefined
     let killedFor: StopReason | 'strict' | 'memory' | undefined
     let cpuAtStart: number | undefined
     let resolveAnswer!: (answer: GroupAnswer) => void
@@ -107,16 +104,17 @@ export function createStrictGroup(options: StrictOptions): WorkerGroup {
       const c = spare.child
       child = c
       calling.add(c)
-      c.on('message', (event: FromStrict) => {
-        if (event.type === 'started') cpuAtStart = cpuTimeMs(c.pid as number)
+      c.onMessage((message) => {
+        const event = message as FromStrict
+        if (event.type === 'started') cpuAtStart = pidCpu(c)
         else if (event.type === 'files') fileRequest(c, task.callId, event)
         else if (event.type === 'result' && !settled) {
           resolveAnswer({ kind: 'result', result: event.result })
           killedFor = event.result.retire === 'memory' ? 'memory' : 'strict'
-          c.kill('SIGKILL')
+          c.kill()
         }
       })
-      void spare.exited.then(({ code, signal }) => {
+      void c.exited.then(({ code, signal }: Exit) => {
         calling.delete(c)
         ticket.done()
         resolveFreed()
@@ -146,27 +144,26 @@ export function createStrictGroup(options: StrictOptions): WorkerGroup {
         resolveFreed()
         return
       }
-      const c = child as ChildProcess
+      const c = child as Spawned
       if (reason !== 'cpu') send(c, { type: 'abort', reason })
       const grace = setTimeout(() => {
         if (killedFor !== undefined) return
         settled = true
         killedFor = reason
-        c.kill('SIGKILL')
+        c.kill()
       }, reason === 'cpu' ? 0 : ABORT_GRACE_MS)
       void freed.then(() => clearTimeout(grace))
     }
 
     const busyMs = () => {
-      if (cpuAtStart === undefined || child?.pid === undefined) return undefined
-      const now = cpuTimeMs(child.pid)
-      return now === undefined ? undefined : now - cpuAtStart
+      const now = child === undefined ? undefined : pidCpu(child)
+      return now === undefined || cpuAtStart === undefined ? undefined : now - cpuAtStart
     }
     return { answer, freed, stop, busyMs }
   }
 
   /** A file request is the call's that this process runs, whatever the message says. */
-  function fileRequest(c: ChildProcess, callId: number, event: Extract<FromStrict, { type: 'files' }>): void {
+  function fileRequest(c: Spawned, callId: number, event: Extract<FromStrict, { type: 'files' }>): void {
     const { port1, port2 } = new MessageChannel()
     port1.once('message', (reply: FileReply) => {
       port1.close()
@@ -188,33 +185,39 @@ export function createStrictGroup(options: StrictOptions): WorkerGroup {
       const problems = await spare.ready
       if (problems.length > 0) return problems
       // The data limit of later spares counts from what Node itself holds, before pack code.
-      if (spare.child.pid !== undefined) dataBaseline = dataBytes(spare.child.pid)
+      const pid = spare.child.pid()
+      if (pid !== undefined) dataBaseline = dataBytes(pid)
       const probed = new Promise<string[]>((resolve) => {
-        spare.child.on('message', (event: FromStrict) => {
+        spare.child.onMessage((message) => {
+          const event = message as FromStrict
           if (event.type === 'probed') resolve(event.problems)
         })
-        void spare.exited.then(() => resolve(['A strict process exited while loading its modules']))
+        void spare.child.exited.then(() => resolve(['A strict process exited while loading its modules']))
       })
       send(spare.child, { type: 'probe' })
       const found = await probed
-      spare.child.kill('SIGKILL')
+      spare.child.kill()
       if (found.length === 0) topUp()
       return found
     },
     run,
     workerCount: () => live.size,
-    holders: () => [...calling].map((c) => ({ key: c, busyMs: () => (c.pid === undefined ? undefined : cpuTimeMs(c.pid)) })),
+    holders: () => [...calling].map((c) => ({ key: c, busyMs: () => pidCpu(c) })),
     async close() {
       closed = true
-      const ends = [...live.values()]
-      for (const c of live.keys()) c.kill('SIGKILL')
+      const ends = [...live].map((c) => c.exited)
+      for (const c of live) c.kill()
       await Promise.all(ends)
     },
   }
 }
 
-function send(child: ChildProcess, message: ToStrict): void {
-  if (!child.connected) return
-  // A process that died between the check and the write: its exit answers the call.
-  child.send(message, (err) => void err)
+function send(child: Spawned, message: ToStrict): void {
+  child.send(message)
+}
+
+/** CPU time of a strict call's process, in ms, from /proc. */
+function pidCpu(child: Spawned): number | undefined {
+  const pid = child.pid()
+  return pid === undefined ? undefined : cpuTimeMs(pid)
 }

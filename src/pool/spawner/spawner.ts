@@ -1,0 +1,93 @@
+// The front's side of its spawner process (spawner-process.ts): starts strict calls'
+// processes through it and hands each one back as a handle, so the front's own event loop
+// never pays for copying its page tables. One id → handle map, one message handler, one exit
+// handler that ends every handle if the spawner itself dies (a new one starts on next use).
+import { spawn, type ChildProcess } from 'node:child_process'
+import { fileURLToPath } from 'node:url'
+import type { FromSpawner, ToSpawner } from './spawner-messages.js'
+
+const SPAWNER = fileURLToPath(new URL('./spawner-process.js', import.meta.url))
+
+export type Exit = { code: number | null; signal: NodeJS.Signals | null }
+
+/** A process started through the spawner. */
+export type Spawned = {
+  /** Its pid, once the spawner has said (before any of its messages arrive). */
+  pid(): number | undefined
+  send(message: unknown): void
+  kill(): void
+  onMessage(listener: (message: unknown) => void): () => void
+  exited: Promise<Exit>
+}
+
+type Handle = { pid: number | undefined; listeners: Set<(message: unknown) => void>; exit: (exit: Exit) => void }
+
+let spawner: ChildProcess | undefined
+let nextId = 1
+const handles = new Map<number, Handle>()
+
+function toSpawner(message: ToSpawner): void {
+  if (spawner?.connected === true) spawner.send(message, (err) => void err)
+}
+
+/** Keeps the front alive while a process it started lives, and not otherwise. */
+function refWhileBusy(): void {
+  const channel = spawner?.channel as { ref?: () => void; unref?: () => void } | undefined
+  if (handles.size > 0) {
+    spawner?.ref()
+    channel?.ref?.()
+  } else {
+    spawner?.unref()
+    channel?.unref?.()
+  }
+}
+
+function started(): ChildProcess {
+  if (spawner !== undefined) return spawner
+  // Our code only: it needs no environment, and gets none of the front's.
+  const child = spawn(process.execPath, [SPAWNER], { env: {}, stdio: ['ignore', 'inherit', 'inherit', 'ipc'], serialization: 'advanced' })
+  child.on('message', (message: FromSpawner) => {
+    const handle = handles.get(message.id)
+    if (handle === undefined) return
+    if (message.t === 'started') handle.pid = message.pid
+    else if (message.t === 'message') for (const listener of handle.listeners) listener(message.msg)
+    else if (message.t === 'exit') {
+      handles.delete(message.id)
+      handle.exit({ code: message.code, signal: message.signal })
+      refWhileBusy()
+    }
+  })
+  const gone = () => {
+    if (spawner !== child) return
+    spawner = undefined
+    // Its processes end with it (they exit when their channel closes): so do their handles.
+    const ended = [...handles.values()]
+    handles.clear()
+    for (const handle of ended) handle.exit({ code: null, signal: 'SIGKILL' })
+  }
+  child.once('exit', gone)
+  child.once('error', gone)
+  spawner = child
+  return child
+}
+
+export function startProcess(command: string, args: string[], env: Record<string, string>): Spawned {
+  started()
+  const id = nextId++
+  let resolveExit!: (exit: Exit) => void
+  const exited = new Promise<Exit>((resolve) => (resolveExit = resolve))
+  const handle: Handle = { pid: undefined, listeners: new Set(), exit: resolveExit }
+  handles.set(id, handle)
+  refWhileBusy()
+  toSpawner({ t: 'start', id, command, args, env })
+  return {
+    pid: () => handle.pid,
+    send: (msg) => toSpawner({ t: 'send', id, msg }),
+    kill: () => toSpawner({ t: 'kill', id }),
+    onMessage(listener) {
+      handle.listeners.add(listener)
+      return () => handle.listeners.delete(listener)
+    },
+    exited,
+  }
+}

@@ -1,0 +1,52 @@
+// Strict calls in processes of their own (issue 16), seen from outside: the front starts
+// them through its spawner, none of them holds the token, and a spawner that dies ends only
+// the calls it was running; the service goes on and starts a new one.
+import { readFileSync } from 'node:fs'
+import { describe, expect, it } from 'vitest'
+import { invoke, sharedHost, sleep, TOKEN } from '../helpers/host.js'
+import { cmdline, processTree } from '../walls/walls-helpers.js'
+
+const host = sharedHost({ env: { KINDGI_PACK_SANDBOX: 'strict' } })
+
+function children(pid: number): number[] {
+  return processTree(pid).filter((p) => p !== pid && Number(readFileSync(`/proc/${p}/stat`, 'latin1').split(') ')[1]?.split(' ')[1]) === pid)
+}
+
+function spawnerOf(front: number): number {
+  const spawner = children(front).find((p) => cmdline(p).includes('spawner-process.js'))
+  expect(spawner, `the front's children: ${children(front).map(cmdline).join(' | ')}`).toBeDefined()
+  return spawner as number
+}
+
+describe('strict calls run in processes the front starts through its spawner', () => {
+  it('the front\'s only child is the spawner, and every strict process is the spawner\'s', async () => {
+    expect((await invoke(host, 'echo', { a: 1 })).body).toMatchObject({ kind: 'result' })
+    const front = host.proc.pid as number
+    const spawner = spawnerOf(front)
+    expect(children(front)).toEqual([spawner])
+    const strict = children(spawner)
+    expect(strict.length).toBeGreaterThan(0)
+    for (const pid of strict) expect(cmdline(pid)).toContain('--kindgi-pack-process')
+  })
+
+  it('neither the spawner nor a strict process has the token in its environment or arguments', () => {
+    const spawner = spawnerOf(host.proc.pid as number)
+    for (const pid of [spawner, ...children(spawner)]) {
+      expect(readFileSync(`/proc/${pid}/environ`, 'latin1')).not.toContain(TOKEN)
+      expect(cmdline(pid)).not.toContain(TOKEN)
+    }
+  })
+})
+
+describe('a spawner that dies', () => {
+  it('ends the strict calls it was running as exited; the next call gets a new spawner and its answer', async () => {
+    const running = invoke(host, 'sleep', { ms: 3000 })
+    await sleep(300)
+    process.kill(spawnerOf(host.proc.pid as number), 'SIGKILL')
+    const answer = await running
+    expect(answer.body).toMatchObject({ kind: 'error', code: 'handler-throw', toolId: 'sleep' })
+    expect(answer.body.message).toContain('exited')
+    expect((await invoke(host, 'echo', { after: 'spawner died' })).body).toMatchObject({ kind: 'result' })
+    expect(spawnerOf(host.proc.pid as number)).toBeGreaterThan(0)
+  })
+})
