@@ -8,8 +8,17 @@ import { cmdline, processTree } from '../walls/walls-helpers.js'
 
 const host = sharedHost({ env: { KINDGI_PACK_SANDBOX: 'strict' } })
 
+/** The parent of `pid`, or undefined once it is gone (strict processes come and go all the time). */
+function parentOf(pid: number): number | undefined {
+  try {
+    return Number(readFileSync(`/proc/${pid}/stat`, 'latin1').split(') ')[1]?.split(' ')[1])
+  } catch {
+    return undefined
+  }
+}
+
 function children(pid: number): number[] {
-  return processTree(pid).filter((p) => p !== pid && Number(readFileSync(`/proc/${p}/stat`, 'latin1').split(') ')[1]?.split(' ')[1]) === pid)
+  return processTree(pid).filter((p) => p !== pid && parentOf(p) === pid)
 }
 
 function spawnerOf(front: number): number {
