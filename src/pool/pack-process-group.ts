@@ -23,6 +23,12 @@ const SHORT_LIFE_MS = 2_000
 const MAX_RESTART_DELAY_MS = 5_000
 const CLOSE_GRACE_MS = 5_000
 
+/** Where pack processes started from now on write their stdout: the service's own, or its stderr (`check`, whose stdout is its report). */
+let packStdout: 'inherit' | 2 = 'inherit'
+export function packStdoutToStderr(on: boolean): void {
+  packStdout = on ? 2 : 'inherit'
+}
+
 export type PackProcessOptions = GroupOptions & {
   minThreads: number
   /** Calls that may compute on the process's worker threads at once. */
@@ -88,7 +94,7 @@ export function createPackProcessGroup(options: PackProcessOptions): WorkerGroup
       return
     }
     const [command, ...args] = packProcessCommand(entry, networkNone)
-    const child = spawn(command as string, args, { env: options.env, stdio: ['ignore', 'inherit', 'inherit', 'ipc'], serialization: 'advanced' })
+    const child = spawn(command as string, args, { env: options.env, stdio: ['ignore', packStdout, 'inherit', 'ipc'], serialization: 'advanced' })
     proc.child = child
     proc.startedAt = performance.now()
     child.on('message', (message: FromPack) => onMessage(proc, message))
