@@ -1,9 +1,10 @@
 // Fires a running call's ctx.abortSignal when the front says its deadline passed or its
-// caller left. The front cannot address one Piscina worker, so it broadcasts the call id.
+// caller left. The pack process cannot address one Piscina worker, so it broadcasts the call
+// id, with the secret nonce of the call's run: pack code that posts on the channel fires nothing.
 import { BroadcastChannel } from 'node:worker_threads'
 import type { AbortNotice } from '../src/protocol/worker-messages.js'
 
-const running = new Map<number, AbortController>()
+const running = new Map<number, { controller: AbortController; nonce: string | undefined }>()
 
 export function listenForAborts(channelName: string): void {
   const channel = new BroadcastChannel(channelName)
@@ -11,13 +12,16 @@ export function listenForAborts(channelName: string): void {
   channel.unref()
 }
 
+/** Fires the call's signal when the notice carries the call's run nonce (a warm worker's; a strict process has none). */
 export function abortCall(notice: AbortNotice): void {
-  running.get(notice.callId)?.abort(new Error(notice.reason === 'deadline' ? 'deadline exceeded' : 'caller went away'))
+  const call = running.get(notice.callId)
+  if (call === undefined || call.nonce !== notice.nonce) return
+  call.controller.abort(new Error(notice.reason === 'deadline' ? 'deadline exceeded' : 'caller went away'))
 }
 
-export function registerCall(callId: number): AbortSignal {
+export function registerCall(callId: number, nonce: string | undefined): AbortSignal {
   const controller = new AbortController()
-  running.set(callId, controller)
+  running.set(callId, { controller, nonce })
   return controller.signal
 }
 

@@ -72,13 +72,13 @@ export function buildFiles(task: CallTask, signal: AbortSignal): object | undefi
       } catch (err) {
         return Promise.reject(err)
       }
-      return ask(task.callId, { op: 'store', bytes: buffer, name: options.name, contentType: options.type }, [buffer], signal)
+      return ask(task.callId, { op: 'store', bytes: buffer, name: options.name, contentType: options.type, nonce: task.nonce }, [buffer], signal)
     }
   }
   if (allowed.read) {
     files.read = (artifactId: unknown) => {
       if (typeof artifactId !== 'string' || artifactId === '') return Promise.reject(new TypeError('files.read needs an artifactId'))
-      return ask(task.callId, { op: 'read', artifactId }, [], signal)
+      return ask(task.callId, { op: 'read', artifactId, nonce: task.nonce }, [], signal)
     }
   }
   return files

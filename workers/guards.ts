@@ -28,7 +28,7 @@ const networkDenied = denial('ERR_PACK_NETWORK_DENIED', (what) => `tool "${curre
 const spawnDenied = denial('ERR_PACK_SPAWN_DENIED', (what) => `tool "${currentTool}" runs under the strict posture, which spawns no process (${what} refused)`)
 
 const NETWORK: Record<string, string[]> = {
-  net: ['connect', 'createConnection', 'createServer', 'Socket', 'Server', 'Stream'],
+  net: ['connect', 'createConnection', 'createServer', 'Socket', 'Server', 'Stream', '_createServerHandle'],
   tls: ['connect', 'createServer', 'Server', 'TLSSocket', 'createSecureContext'],
   http: ['request', 'get', 'createServer', 'Server', 'Agent', 'ClientRequest'],
   https: ['request', 'get', 'createServer', 'Server', 'Agent'],

@@ -17,7 +17,11 @@ import { startWorker } from './worker-state.js'
 
 holdStrayErrors()
 installSpinThenPark()
-const setup = workerData as WorkerSetup
+// Kept here, and taken out of workerData before any pack module loads: pack code reads
+// workerData, and must not find the abort channel or the cpuMs start table in it.
+const setup = { ...(workerData as WorkerSetup) }
+delete (workerData as Partial<WorkerSetup>).abortChannel
+delete (workerData as Partial<WorkerSetup>).cpuTable
 listenForAborts(setup.abortChannel)
 const loaded = await startWorker(setup)
 
@@ -35,13 +39,13 @@ export default async function task(task: WorkerTask): Promise<RunEnd | ProbeResu
       if (call.answerCell !== undefined) writeAnswerCell(call.answerCell, result)
       return { callId: call.callId, result }
     }
-    parentPort!.postMessage({ type: 'kindgi-answer', callId: call.callId, result } satisfies WorkerEvent)
-    call = { type: 'call', ...next, mailbox: call.mailbox }
+    parentPort!.postMessage({ type: 'kindgi-answer', callId: call.callId, nonce: call.nonce, result } satisfies WorkerEvent)
+    call = { type: 'call', ...next, mailbox: call.mailbox, nonce: call.nonce }
   }
 }
 
 function retire(call: CallTask, result: CallResult): Promise<never> {
   if (call.answerCell !== undefined) writeAnswerCell(call.answerCell, result)
-  parentPort!.postMessage({ type: 'kindgi-result', callId: call.callId, result } satisfies WorkerEvent)
+  parentPort!.postMessage({ type: 'kindgi-result', callId: call.callId, nonce: call.nonce, result } satisfies WorkerEvent)
   return new Promise<never>(() => {})
 }

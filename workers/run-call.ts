@@ -17,6 +17,8 @@ import { overLimit, watchMemory } from './memory-watch.js'
 import { runOwned } from './stray-errors.js'
 
 const MAX_PAUSE_MS = 2073600000
+/** Taken before any pack code loads: pack code that replaces performance's own cannot move a start mark. */
+const eventLoopUtilization = performance.eventLoopUtilization.bind(performance)
 
 export async function runCall(loaded: Map<string, LoadedEntry>, task: CallTask): Promise<CallResult> {
   const item = loaded.get(task.key)
@@ -30,8 +32,8 @@ export async function runCall(loaded: Map<string, LoadedEntry>, task: CallTask):
   if (entry.posture === 'strict') setWritableFolder(entry.id, task.tmpDir)
   // The front measures a cpuMs budget on this worker's event loop from this moment.
   const cpuTable = task.cpuTable ?? setup.cpuTable
-  if (task.cpuSlot !== undefined && cpuTable !== undefined) markCallStarted(cpuTable, task.cpuSlot, task.callId, threadId, performance.eventLoopUtilization().active)
-  const signal = registerCall(task.callId)
+  if (task.cpuSlot !== undefined && cpuTable !== undefined) markCallStarted(cpuTable, task.cpuSlot, task.callId, threadId, eventLoopUtilization().active)
+  const signal = registerCall(task.callId, task.nonce)
   const memMB = entry.memMB
   let stopWatch: (() => void) | undefined
   try {

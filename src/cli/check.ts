@@ -11,6 +11,7 @@ import { commandArgs, requireFlags } from './args.js'
 import { locateBootProblem } from './boot-problems.js'
 import { canonicalIndex, canonicalProblems } from './canonical-json.js'
 import { deployProblems } from './deploy-rules.js'
+import { packStdoutToStderr } from '../pool/pack-process-group.js'
 import { count, err, EXIT, out, outJson, printProblems, stdoutToStderr, usageError, type Problem } from './output.js'
 
 export const usage = `Usage: kindgi-pack-host check --index FILE [--module-root DIR] [--bundle-map FILE] [--fix] [--built-in-check ID,...] [--json]
@@ -122,12 +123,14 @@ async function bootModules(indexPath: string, moduleRoot: string, bundleMap: str
     front: FRONT_DEFAULTS, // never listens
   }
   const restore = stdoutToStderr()
+  packStdoutToStderr(true)
   try {
     const booted = await bootPack(config, process.env, quietLog)
     if (booted.kind === 'error') return booted.problems
     await booted.serving.pool.close()
     return []
   } finally {
+    packStdoutToStderr(false)
     restore()
   }
 }

@@ -4,6 +4,7 @@
 // A run is one Piscina task: the call it brought, then each call the front put in the run's
 // mailbox while the one before it ran (protocol/mailbox.ts), one after the other on the same
 // worker. Calls are never run side by side; a run only saves the worker's park and wake.
+import { randomUUID } from 'node:crypto'
 import { fileURLToPath } from 'node:url'
 import { BroadcastChannel } from 'node:worker_threads'
 import { Piscina } from 'piscina'
@@ -40,6 +41,8 @@ type Call = {
 }
 
 type Run = {
+  /** The run's secret (CallTask.nonce): a worker's message about a call counts only with it. */
+  nonce: string
   mailbox: Mailbox
   abort: AbortHandle
   current: Call
@@ -81,10 +84,22 @@ export function createPiscinaGroup(options: GroupOptions & { minThreads: number 
   const open = new Set<Run>()
   const freeMailboxes: Mailbox[] = []
 
+  // Any worker may post anything here (pack code runs on them): a message about a call counts
+  // only when it carries the nonce of the call's run, which only the worker running it knows.
+  const fromRunOf = (callId: unknown, nonce: unknown): boolean => {
+    const run = typeof callId === 'number' ? calls.get(callId)?.run : undefined
+    return run !== undefined && typeof nonce === 'string' && run.nonce === nonce
+  }
   pool.on('message', (event: WorkerEvent) => {
-    if (event?.type === 'kindgi-answer') answeredInRun(event.callId, event.result)
-    if (event?.type === 'kindgi-result') retired(event.callId, event.result)
-    if (event?.type === 'kindgi-files') options.onFileRequest(event)
+    if (event?.type === 'kindgi-answer' && fromRunOf(event.callId, event.nonce)) answeredInRun(event.callId, event.result)
+    if (event?.type === 'kindgi-result' && fromRunOf(event.callId, event.nonce)) retired(event.callId, event.result)
+    if (event?.type === 'kindgi-files') {
+      if (fromRunOf(event.callId, event.nonce)) options.onFileRequest(event)
+      else if (typeof event.port?.postMessage === 'function') {
+        event.port.postMessage({ kind: 'error', message: 'The call has ended: its file token is no longer valid' })
+        event.port.close()
+      }
+    }
   })
   // An idle worker that dies (a timer throwing after its call answered) surfaces here.
   pool.on('error', () => options.onReplaced('crash', undefined))
@@ -114,13 +129,13 @@ export function createPiscinaGroup(options: GroupOptions & { minThreads: number 
 
   function startRun(call: Call): void {
     const { task } = call
-    const run: Run = { mailbox: freeMailboxes.pop() ?? createMailbox(), abort: createAbortHandle(), current: call, waiting: [], currentSince: performance.now(), over: false }
+    const run: Run = { nonce: randomUUID(), mailbox: freeMailboxes.pop() ?? createMailbox(), abort: createAbortHandle(), current: call, waiting: [], currentSince: performance.now(), over: false }
     call.run = run
     calls.set(task.callId, call)
     // Alone on the worker threads, with no file requests to serve: wait for the answer in shared memory.
     const cell = options.budget.running() === 1 && task.files === undefined ? fastLane.offer(task.key) : undefined
     takeCpuSlot(call, true)
-    let sent: CallTask = { ...task, mailbox: run.mailbox }
+    let sent: CallTask = { ...task, mailbox: run.mailbox, nonce: run.nonce }
     if (cell !== undefined) sent.answerCell = cell
     if (call.cpuStart !== undefined) sent = { ...sent, cpuSlot: call.cpuStart.slot, ...(call.cpuStart.own ? { cpuTable: call.cpuStart.table } : {}) }
     openMailbox(run.mailbox, task.callId)
@@ -292,7 +307,7 @@ export function createPiscinaGroup(options: GroupOptions & { minThreads: number 
         release(call)
         return
       }
-      aborts.postMessage({ callId: task.callId, reason: reason === 'cancelled' ? 'cancelled' : 'deadline' } satisfies AbortNotice)
+      aborts.postMessage({ callId: task.callId, reason: reason === 'cancelled' ? 'cancelled' : 'deadline', nonce: call.run?.nonce } satisfies AbortNotice)
       const grace = setTimeout(() => {
         const on = call.run
         if (call.answered || on === undefined || on.over) return

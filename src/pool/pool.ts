@@ -1,6 +1,7 @@
 // Starts every worker group a pack needs, proves each one loaded its modules (a probe call
 // in a real worker: readiness rests on that, not on pool construction), and hands calls to
-// the dispatcher. Pack code never loads in this thread.
+// the dispatcher. Pack code never loads in this process: warm groups run in pack processes
+// of their own (pack-process-group.ts), strict calls in processes of their own (strict-group.ts).
 import { randomUUID } from 'node:crypto'
 import type { Config } from '../config.js'
 import type { RunnableEntry } from '../protocol/worker-messages.js'
@@ -9,7 +10,7 @@ import { createThreadBudget } from './thread-budget.js'
 import { createToolFiles } from './tool-files.js'
 import { createDispatcher, type Dispatcher } from './dispatcher.js'
 import type { ReplaceReason, WorkerGroup } from './group.js'
-import { createPiscinaGroup } from './piscina-group.js'
+import { createPackProcessGroup } from './pack-process-group.js'
 import { planGroups } from './plan.js'
 import { readableRoots } from './strict-flags.js'
 import { createStrictGroup } from './strict-group.js'
@@ -57,7 +58,7 @@ export async function startPool(options: PoolOptions): Promise<PoolResult> {
     const group =
       plan.posture === 'strict'
         ? createStrictGroup({ ...common, readRoots, callRoot: callTmp.root })
-        : createPiscinaGroup({ ...common, minThreads: plan.posture === 'none' ? 2 : 1 })
+        : createPackProcessGroup({ ...common, minThreads: plan.posture === 'none' ? 2 : 1, workerThreads: options.config.workerThreads })
     groups.push(group)
     postureOf.set(group, plan.posture)
     for (const entry of plan.entries) byEntry.set(entry.key, group)

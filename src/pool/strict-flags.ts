@@ -79,3 +79,31 @@ export function strictCommand(entry: string, limits: StrictLimits, runtime: Runt
   // The shell sets the limit on itself, then becomes node: the limit holds from node's first instruction.
   return ['/bin/sh', '-c', `ulimit -d ${dataKiB} && exec "$0" "$@"`, process.execPath, ...node]
 }
+
+/**
+ * The command that starts a warm group's pack process (`none`, `context-isolated`: issue 16).
+ * It runs under the permission model too, for what the runtime walls whatever pack code does:
+ * no inspector (a session reaches the process's main thread, which holds every call of the
+ * process and its channel to the front: finding 5), and for a group whose every entry declares
+ * `network: none`, no child process and, where the runtime gates the network (Node >= 25), no
+ * network (findings 13, 14). Files, worker threads (its pool), addons and WASI stay allowed:
+ * these postures promise no file wall. An addon steps past the permission model altogether.
+ */
+export function packProcessCommand(entry: string, networkNone: boolean, runtime: Runtime = RUNTIME): string[] {
+  const own = process.execArgv.filter((flag) => !/^--(permission|experimental-permission|allow-)/.test(flag))
+  return [
+    process.execPath,
+    ...own,
+    runtime.permissionFlag,
+    '--allow-fs-read=*',
+    '--allow-fs-write=*',
+    '--allow-worker',
+    '--allow-addons',
+    '--allow-wasi',
+    ...(networkNone ? [] : ['--allow-child-process', ...(runtime.permissionGatesNet ? ['--allow-net'] : [])]),
+    '--disable-warning=ExperimentalWarning',
+    '--disable-warning=SecurityWarning',
+    entry,
+    PACK_PROCESS_MARKER,
+  ]
+}

@@ -6,8 +6,8 @@ import type { MessagePort } from 'node:worker_threads'
 export type FileGrant = { url: string; token: string }
 
 export type FileRequest =
-  | { type: 'kindgi-files'; callId: number; op: 'store'; bytes: ArrayBuffer; name: string; contentType: string; port: MessagePort }
-  | { type: 'kindgi-files'; callId: number; op: 'read'; artifactId: string; port: MessagePort }
+  | { type: 'kindgi-files'; callId: number; nonce?: string; op: 'store'; bytes: ArrayBuffer; name: string; contentType: string; port: MessagePort }
+  | { type: 'kindgi-files'; callId: number; nonce?: string; op: 'read'; artifactId: string; port: MessagePort }
 
 export type FileValue = Record<string, unknown> | { bytes: ArrayBuffer } | { busy: true }
 export type FileReply = { kind: 'ok'; value: FileValue } | { kind: 'error'; message: string }

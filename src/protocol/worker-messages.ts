@@ -73,6 +73,12 @@ export type CallTask = {
    * (mailbox.ts). The worker runs every call it takes from it, one after the other.
    */
   mailbox?: SharedArrayBuffer
+  /**
+   * Warm workers only: the run's secret, known to the front and the worker running it. The
+   * worker's messages about the call carry it, so pack code on another worker of the process
+   * can neither answer, abort nor ask files for a call it does not run.
+   */
+  nonce?: string
 }
 
 export type ProbeTask = { type: 'probe' }
@@ -99,10 +105,10 @@ export type RunEnd = { callId: number; result: CallResult }
 /** Messages a worker posts on parentPort outside a task's return value. */
 export type WorkerEvent =
   | { type: 'kindgi-ready'; problems: string[] }
-  | { type: 'kindgi-result'; callId: number; result: CallResult }
+  | { type: 'kindgi-result'; callId: number; nonce?: string; result: CallResult }
   /** The answer of a call followed by one the worker has taken from its mailbox. */
-  | { type: 'kindgi-answer'; callId: number; result: CallResult }
+  | { type: 'kindgi-answer'; callId: number; nonce?: string; result: CallResult }
   | FileRequest
 
 /** Messages the front sends to workers on the abort BroadcastChannel. */
-export type AbortNotice = { callId: number; reason: 'deadline' | 'cancelled' }
+export type AbortNotice = { callId: number; reason: 'deadline' | 'cancelled'; nonce?: string }

@@ -1,0 +1,270 @@
+// A warm group (`none`, `context-isolated`) as the front sees it: its Piscina pool runs in a
+// pack process of its own (workers/pack-process.ts), so pack code there can end, forge or
+// read nothing of the front (issue 16). Modelled on Temporal's WorkerThreadClient: one map of
+// the calls pending in a process, one message handler, one exit handler that settles every
+// call still pending; and on undici's rule that every call ends exactly once. A process that
+// dies is replaced (its modules loaded again) and its calls are answered as exited; the front,
+// its probes and every other call go on. A message names a call; the front acts on it only
+// when that call is pending in the process that sent it.
+import { spawn, type ChildProcess } from 'node:child_process'
+import { MessageChannel } from 'node:worker_threads'
+import { fileURLToPath } from 'node:url'
+import type { FromPack, FromPackItem, PackSetup, ToPack, ToPackItem } from '../protocol/pack-messages.js'
+import type { CallTask } from '../protocol/worker-messages.js'
+import type { GroupAnswer, GroupOptions, RunningCall, StopReason, WorkerGroup } from './group.js'
+import { packProcessCommand } from './strict-flags.js'
+import type { FileReply } from './tool-files.js'
+
+// Bundled at build, like the workers: a replacement process loads one file.
+const PACK_PROCESS = fileURLToPath(new URL('../../workers/bundled/pack-process.js', import.meta.url))
+
+/** A process that dies sooner than this after its start counts towards the restart backoff. */
+const SHORT_LIFE_MS = 2_000
+const MAX_RESTART_DELAY_MS = 5_000
+const CLOSE_GRACE_MS = 5_000
+
+/** Where pack processes started from now on write their stdout: the service's own, or its stderr (`check`, whose stdout is its report). */
+let packStdout: 'inherit' | 2 = 'inherit'
+export function packStdoutToStderr(on: boolean): void {
+  packStdout = on ? 2 : 'inherit'
+}
+
+export type PackProcessOptions = GroupOptions & {
+  minThreads: number
+  /** Calls that may compute on the process's worker threads at once. */
+  workerThreads: number
+  /** The program to run instead of the built pack process (tests). */
+  entry?: string
+}
+
+type Pending = { id: string; answered: boolean; answer(answer: GroupAnswer): void; freed(): void }
+
+type Proc = {
+  child: ChildProcess | undefined
+  /** Calls sent to (or queued for) this process and not yet freed, by call id. */
+  pending: Map<number, Pending>
+  outbox: ToPackItem[]
+  flushing: boolean
+  workers: number
+  startedAt: number
+  gone: boolean
+  exited: Promise<void>
+  markExited(): void
+  probes: Array<{ resolve(problems: string[]): void; reject(err: Error): void }>
+}
+
+export function createPackProcessGroup(options: PackProcessOptions): WorkerGroup {
+  const setup: PackSetup = {
+    key: options.key,
+    entries: options.entries,
+    memMB: options.memMB,
+    maxThreads: options.maxThreads,
+    minThreads: options.minThreads,
+    workerThreads: options.workerThreads,
+  }
+  const networkNone = options.entries.length > 0 && options.entries.every((e) => e.networkNone)
+  const entry = options.entry ?? PACK_PROCESS
+  let closed = false
+  let shortLives = 0
+  let launches = 0
+  let current = newProc(0)
+
+  function newProc(delayMs: number): Proc {
+    let markExited!: () => void
+    const proc: Proc = {
+      child: undefined,
+      pending: new Map(),
+      outbox: [],
+      flushing: false,
+      workers: 0,
+      startedAt: performance.now(),
+      gone: false,
+      exited: new Promise<void>((resolve) => (markExited = resolve)),
+      markExited: () => markExited(),
+      probes: [],
+    }
+    if (delayMs === 0) launch(proc)
+    else setTimeout(() => launch(proc), delayMs).unref()
+    return proc
+  }
+
+  function launch(proc: Proc): void {
+    if (closed) {
+      exitedProc(proc, 'the group closed')
+      return
+    }
+    const [command, ...args] = packProcessCommand(entry, networkNone)
+    const child = spawn(command as string, args, { env: options.env, stdio: ['ignore', packStdout, 'inherit', 'ipc'], serialization: 'advanced' })
+    proc.child = child
+    proc.startedAt = performance.now()
+    child.on('message', (message: FromPack) => onMessage(proc, message))
+    child.once('exit', (code, signal) => exitedProc(proc, signal ?? `code ${code}`))
+    child.once('error', (err) => exitedProc(proc, err.message))
+    send(proc, { type: 'setup', setup })
+    // A replacement loads its modules again before its calls, as the boot probe did.
+    if (launches++ > 0) {
+      proc.probes.push({ resolve: () => undefined, reject: () => undefined })
+      send(proc, { type: 'probe' })
+    }
+    if (proc.outbox.length > 0) flush(proc)
+  }
+
+  function send(proc: Proc, message: ToPack): void {
+    const child = proc.child
+    if (child === undefined || !child.connected) return
+    // A process that died between the check and the write: its exit answers its calls.
+    child.send(message, (err) => void err)
+  }
+
+  function queue(proc: Proc, item: ToPackItem): void {
+    proc.outbox.push(item)
+    if (proc.flushing) return
+    proc.flushing = true
+    setImmediate(() => flush(proc))
+  }
+
+  /** Calls (and stops, replies) queued in one turn of the event loop go as one message. */
+  function flush(proc: Proc): void {
+    proc.flushing = false
+    if (proc.child === undefined || proc.outbox.length === 0) return
+    const items = proc.outbox
+    proc.outbox = []
+    send(proc, { type: 'batch', items })
+  }
+
+  function onMessage(proc: Proc, message: FromPack): void {
+    if (proc.gone) return
+    if (message?.type === 'batch' && Array.isArray(message.items)) {
+      for (const item of message.items) onItem(proc, item)
+    } else if (message?.type === 'probed') {
+      for (const probe of proc.probes.splice(0)) probe.resolve(Array.isArray(message.problems) ? message.problems.map(String) : [])
+    } else if (message?.type === 'probe-failed') {
+      for (const probe of proc.probes.splice(0)) probe.reject(new Error(String(message.message)))
+    }
+  }
+
+  function onItem(proc: Proc, item: FromPackItem): void {
+    switch (item?.type) {
+      case 'answer': {
+        const call = proc.pending.get(item.callId)
+        if (call === undefined || call.answered) return
+        call.answered = true
+        call.answer(item.answer)
+        return
+      }
+      case 'freed': {
+        const call = proc.pending.get(item.callId)
+        if (call === undefined) return
+        proc.pending.delete(item.callId)
+        settle(call, { kind: 'died', reason: 'crash', detail: 'it was stopped' })
+        return
+      }
+      case 'replaced':
+        options.onReplaced(item.reason, typeof item.id === 'string' ? item.id : undefined)
+        return
+      case 'files':
+        fileRequest(proc, item)
+        return
+      case 'workers':
+        if (typeof item.count === 'number') proc.workers = item.count
+        return
+    }
+  }
+
+  /** Ends a call that has not been answered yet with `answer`, and frees it: once, whatever comes. */
+  function settle(call: Pending, answer: GroupAnswer): void {
+    if (!call.answered) {
+      call.answered = true
+      call.answer(answer)
+    }
+    call.freed()
+  }
+
+  function exitedProc(proc: Proc, why: string): void {
+    if (proc.gone) return
+    proc.gone = true
+    proc.workers = 0
+    proc.markExited()
+    const died = [...proc.pending.values()]
+    proc.pending.clear()
+    for (const probe of proc.probes.splice(0)) probe.reject(new Error(`its pack process exited (${why})`))
+    const inFlight = died.find((call) => !call.answered)
+    for (const call of died) settle(call, { kind: 'died', reason: 'crash', detail: why })
+    if (closed || proc !== current) return
+    options.onReplaced('crash', inFlight?.id ?? died[0]?.id)
+    // A process that keeps dying as it starts is restarted less and less often.
+    shortLives = performance.now() - proc.startedAt < SHORT_LIFE_MS ? shortLives + 1 : 0
+    const delay = shortLives <= 1 ? 0 : Math.min(MAX_RESTART_DELAY_MS, 100 * 2 ** (shortLives - 2))
+    current = newProc(delay)
+  }
+
+  /** A file request is honoured only for a call pending in the process that asks. */
+  function fileRequest(proc: Proc, item: Extract<FromPackItem, { type: 'files' }>): void {
+    const reply = (message: FileReply) => queue(proc, { type: 'file-reply', req: item.req, reply: message })
+    if (!proc.pending.has(item.callId)) {
+      reply({ kind: 'error', message: 'The call has ended: its file token is no longer valid' })
+      return
+    }
+    const { port1, port2 } = new MessageChannel()
+    port1.once('message', (message: FileReply) => {
+      port1.close()
+      reply(message)
+    })
+    const common = { type: 'kindgi-files' as const, callId: item.callId, port: port2 }
+    options.onFileRequest(
+      item.op === 'store'
+        ? { ...common, op: 'store', bytes: item.bytes, name: String(item.name), contentType: String(item.contentType) }
+        : { ...common, op: 'read', artifactId: String(item.artifactId) },
+    )
+  }
+
+  function run(task: CallTask): RunningCall {
+    const proc = current
+    let resolveAnswer!: (answer: GroupAnswer) => void
+    const answer = new Promise<GroupAnswer>((resolve) => (resolveAnswer = resolve))
+    let resolveFreed!: () => void
+    const freed = new Promise<void>((resolve) => (resolveFreed = resolve))
+    const call: Pending = { id: task.key.slice(task.key.indexOf(':') + 1), answered: false, answer: resolveAnswer, freed: resolveFreed }
+    if (proc.gone) {
+      settle(call, { kind: 'died', reason: 'crash', detail: 'its pack process had exited' })
+    } else {
+      proc.pending.set(task.callId, call)
+      queue(proc, { type: 'call', task })
+    }
+    const stop = (reason: StopReason) => {
+      if (!call.answered && proc.pending.get(task.callId) === call) queue(proc, { type: 'stop', callId: task.callId, reason })
+    }
+    // cpuMs is measured and enforced in the pack process, which owns the Worker objects.
+    return { answer, freed, stop, busyMs: () => undefined }
+  }
+
+  return {
+    key: options.key,
+    entries: options.entries,
+    probe() {
+      const proc = current
+      if (proc.gone) return Promise.reject(new Error('its pack process exited'))
+      return new Promise<string[]>((resolve, reject) => {
+        proc.probes.push({ resolve, reject })
+        send(proc, { type: 'probe' })
+      })
+    },
+    run,
+    workerCount: () => current.workers,
+    // Calls of a pack process are budgeted by its own thread budget, not the front's.
+    holders: () => [],
+    async close() {
+      closed = true
+      const proc = current
+      if (proc.child === undefined) {
+        exitedProc(proc, 'the group closed')
+        return
+      }
+      send(proc, { type: 'close' })
+      const timer = setTimeout(() => proc.child?.kill('SIGKILL'), CLOSE_GRACE_MS)
+      if (!proc.child.connected) proc.child.kill('SIGKILL')
+      await proc.exited
+      clearTimeout(timer)
+    },
+  }
+}
