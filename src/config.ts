@@ -62,6 +62,8 @@ export type Config = {
   envFilter: boolean
   sandbox: Posture
   watch: boolean
+  /** KINDGI_PACK_SERVICE_TOKEN_FILE as given, when the token came from a file: pack code may never read it. */
+  tokenFile: string | undefined
   /** `--bundle-map FILE`, resolved: source paths of the index → bundles under the module root. */
   bundleMap: string | undefined
   /** Port of the separate Prometheus /metrics server; undefined when metrics are off. */
@@ -206,6 +208,7 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv, runtime: Runt
       envFilter: envFilter === 'on',
       sandbox: sandbox as Posture,
       watch: switches.has('watch'),
+      tokenFile: env.KINDGI_PACK_SERVICE_TOKEN_FILE === undefined || env.KINDGI_PACK_SERVICE_TOKEN_FILE === '' ? undefined : env.KINDGI_PACK_SERVICE_TOKEN_FILE,
       bundleMap: flags['bundle-map'] === undefined ? undefined : resolve(flags['bundle-map']),
       metricsPort,
       front,

@@ -118,6 +118,7 @@ async function bootModules(indexPath: string, moduleRoot: string, bundleMap: str
     envFilter: true,
     sandbox: 'none',
     watch: false,
+    tokenFile: undefined,
     bundleMap,
     metricsPort: undefined,
     front: FRONT_DEFAULTS, // never listens

@@ -35,6 +35,8 @@ export type PackProcessOptions = GroupOptions & {
   workerThreads: number
   /** The program to run instead of the built pack process (tests). */
   entry?: string
+  /** What its pack code may not read or write (strict-flags.ts warmHidden). */
+  hidden: string[]
 }
 
 type Pending = { id: string; answered: boolean; answer(answer: GroupAnswer): void; freed(): void }
@@ -93,7 +95,7 @@ export function createPackProcessGroup(options: PackProcessOptions): WorkerGroup
       exitedProc(proc, 'the group closed')
       return
     }
-    const [command, ...args] = packProcessCommand(entry, networkNone)
+    const [command, ...args] = packProcessCommand(entry, networkNone, options.hidden)
     const child = spawn(command as string, args, { env: options.env, stdio: ['ignore', packStdout, 'inherit', 'ipc'], serialization: 'advanced' })
     proc.child = child
     proc.startedAt = performance.now()

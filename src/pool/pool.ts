@@ -12,7 +12,7 @@ import { createDispatcher, type Dispatcher } from './dispatcher.js'
 import type { ReplaceReason, WorkerGroup } from './group.js'
 import { createPackProcessGroup } from './pack-process-group.js'
 import { planGroups } from './plan.js'
-import { readableRoots } from './strict-flags.js'
+import { readableRoots, warmHidden } from './strict-flags.js'
 import { createStrictGroup } from './strict-group.js'
 
 export type Pool = {
@@ -28,7 +28,7 @@ export type PoolResult = { kind: 'ok'; pool: Pool } | { kind: 'error'; problems:
 export type PoolOptions = {
   entries: RunnableEntry[]
   env: Record<string, string>
-  config: Pick<Config, 'maxConcurrency' | 'workerThreads' | 'moduleRoot' | 'indexPath'>
+  config: Pick<Config, 'maxConcurrency' | 'workerThreads' | 'moduleRoot' | 'indexPath' | 'tokenFile'>
   onReplaced(reason: ReplaceReason, id: string | undefined): void
   /** How long module loading may take before boot gives up. */
   bootTimeoutMs?: number
@@ -41,6 +41,7 @@ export async function startPool(options: PoolOptions): Promise<PoolResult> {
   const budget = createThreadBudget(options.config.workerThreads, () => groups.flatMap((g) => g.holders()))
   const callTmp = createCallTmp(undefined)
   const readRoots = readableRoots(options.config)
+  const hidden = warmHidden(options.config.tokenFile)
   const byEntry = new Map<string, WorkerGroup>()
   const postureOf = new Map<WorkerGroup, RunnableEntry['posture']>()
   for (const plan of planGroups(options.entries)) {
@@ -58,7 +59,7 @@ export async function startPool(options: PoolOptions): Promise<PoolResult> {
     const group =
       plan.posture === 'strict'
         ? createStrictGroup({ ...common, readRoots, callRoot: callTmp.root })
-        : createPackProcessGroup({ ...common, minThreads: plan.posture === 'none' ? 2 : 1, workerThreads: options.config.workerThreads })
+        : createPackProcessGroup({ ...common, minThreads: plan.posture === 'none' ? 2 : 1, workerThreads: options.config.workerThreads, hidden })
     groups.push(group)
     postureOf.set(group, plan.posture)
     for (const entry of plan.entries) byEntry.set(entry.key, group)

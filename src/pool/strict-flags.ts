@@ -5,7 +5,7 @@
 // runtime gates the network (Node >= 25), no network at all for a tool that declares none.
 // memMB becomes V8's heap limit and the process's data limit (RLIMIT_DATA, through the shell's
 // ulimit), which counts SharedArrayBuffers, Buffers and every other allocation.
-import { realpathSync } from 'node:fs'
+import { readdirSync, realpathSync } from 'node:fs'
 import { dirname, relative, resolve, sep } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import type { Config } from '../config.js'
@@ -81,22 +81,65 @@ export function strictCommand(entry: string, limits: StrictLimits, runtime: Runt
 }
 
 /**
+ * Paths that cover everything but `hidden` (and what lies below them): for each hidden path,
+ * every sibling of every folder on its way down. The permission model only lists what is
+ * allowed, so this is how it says "all but". Missing folders are skipped.
+ */
+export function everywhereBut(hidden: string[]): string[] {
+  const allowed = new Set<string>(['/'])
+  const join = (folder: string, name: string) => `${folder === '/' ? '' : folder}/${name}`
+  for (const path of hidden) {
+    const parts = resolve(path).split('/').filter((p) => p !== '')
+    let folder = '/'
+    for (const part of parts) {
+      if (allowed.has(folder)) {
+        // Allowed whole so far: allow its entries one by one instead, so one can be left out.
+        allowed.delete(folder)
+        let names: string[] = []
+        try {
+          names = readdirSync(folder)
+        } catch {
+          // not a folder we can list: nothing below it is allowed
+        }
+        for (const name of names) allowed.add(join(folder, name))
+      } else if (![...allowed].some((p) => p.startsWith(join(folder, '')))) {
+        break // hidden already, or never there
+      }
+      folder = join(folder, part)
+    }
+    allowed.delete(folder)
+  }
+  return [...allowed].sort()
+}
+
+/**
+ * What warm pack code may not touch although its postures promise no file wall: /proc (where
+ * the front's environ, the environment it was started with, is readable by any process of its
+ * user) and the token file. (The permission model then also refuses new symlinks, so none can
+ * point there.)
+ */
+export function warmHidden(tokenFile: string | undefined): string[] {
+  return ['/proc', ...(tokenFile === undefined || tokenFile === '' ? [] : [real(resolve(tokenFile))])]
+}
+
+/**
  * The command that starts a warm group's pack process (`none`, `context-isolated`: issue 16).
  * It runs under the permission model too, for what the runtime walls whatever pack code does:
  * no inspector (a session reaches the process's main thread, which holds every call of the
  * process and its channel to the front: finding 5), and for a group whose every entry declares
  * `network: none`, no child process and, where the runtime gates the network (Node >= 25), no
- * network (findings 13, 14). Files, worker threads (its pool), addons and WASI stay allowed:
- * these postures promise no file wall. An addon steps past the permission model altogether.
+ * network (findings 13, 14). Files (all but warmHidden's), worker threads (its pool), addons and WASI
+ * stay allowed: these postures promise no file wall. An addon steps past the permission model altogether.
  */
-export function packProcessCommand(entry: string, networkNone: boolean, runtime: Runtime = RUNTIME): string[] {
+export function packProcessCommand(entry: string, networkNone: boolean, hidden: string[], runtime: Runtime = RUNTIME): string[] {
   const own = process.execArgv.filter((flag) => !/^--(permission|experimental-permission|allow-)/.test(flag))
+  const everywhere = everywhereBut(hidden)
   return [
     process.execPath,
     ...own,
     runtime.permissionFlag,
-    '--allow-fs-read=*',
-    '--allow-fs-write=*',
+    ...everywhere.map((path) => `--allow-fs-read=${path}`),
+    ...everywhere.map((path) => `--allow-fs-write=${path}`),
     '--allow-worker',
     '--allow-addons',
     '--allow-wasi',

@@ -35,7 +35,7 @@ function group(options: { real?: boolean; env?: Record<string, string>; entries?
   const files: FileRequest[] = []
   const g = createPackProcessGroup({
     key: 'none', entries: options.entries ?? [entry('echo')], env: { PATH: process.env.PATH ?? '', ...options.env }, memMB: undefined,
-    maxThreads: 4, minThreads: 1, workerThreads: 2, abortChannel: 'unused', budget,
+    maxThreads: 4, minThreads: 1, workerThreads: 2, abortChannel: 'unused', budget, hidden: ['/proc'],
     onReplaced: (reason, id) => replaced.push([reason, id]),
     onFileRequest: (request) => {
       files.push(request)

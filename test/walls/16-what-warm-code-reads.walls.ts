@@ -1,0 +1,36 @@
+// Found while building the wall: warm pack processes run as the front's user, and the kernel
+// lets a process read /proc/<pid>/environ of another process of its user. The front's environ
+// is the environment it was started with: a token passed as KINDGI_PACK_SERVICE_TOKEN was
+// readable there by a `none` tool, and a token file by any tool of a warm posture.
+import { mkdtempSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { FIXTURES, TOKEN } from '../helpers/host.js'
+import { rawInvoke, stillServes, withHost } from './walls-helpers.js'
+
+const PACK = join(FIXTURES, 'walls-pack/index.json')
+
+describe('finding 16: warm pack code reads neither the front\'s environment nor the token file', () => {
+  for (const posture of ['none', 'context-isolated'] as const) {
+    it(`under ${posture}, the environ of every process it can name holds no token passed as a variable`, async () => {
+      await withHost({ index: PACK, env: { KINDGI_PACK_SANDBOX: posture } }, async (host) => {
+        const res = await rawInvoke(host.port, 'read-proc', {}, { tenantId: 'tenant-a', runId: 'attack' })
+        expect.soft('error' in res ? res : res.body?.kind, 'the attack\'s answer').toBe('result')
+        expect.soft(JSON.stringify('error' in res ? res : res.body), 'what it read').not.toContain(TOKEN)
+        await stillServes(host)
+      })
+    })
+  }
+
+  it('under none, a token file cannot be read', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'kph-walls-token-'))
+    const file = join(dir, 'token')
+    writeFileSync(file, `${TOKEN}\n`)
+    await withHost({ index: PACK, env: { KINDGI_PACK_SERVICE_TOKEN: undefined, KINDGI_PACK_SERVICE_TOKEN_FILE: file } }, async (host) => {
+      const res = await rawInvoke(host.port, 'read-file', { path: file }, { tenantId: 'tenant-a', runId: 'attack' })
+      expect.soft(JSON.stringify('error' in res ? res : res.body), 'what it read').not.toContain(TOKEN)
+      await stillServes(host)
+    })
+  })
+})
