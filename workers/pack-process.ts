@@ -2,11 +2,13 @@
 // runs the group's Piscina pool (src/pool/piscina-group.ts, unchanged in what it does) with a
 // thread budget of its own, started by the front with the filtered pack env (never the
 // token), no socket of the front's, under the permission model (strict-flags.ts). Calls come
-// over the IPC channel in batches; answers, frees and file requests go back the same way.
+// over its channel to the front (fd 3, frame-channel.ts) in batches; answers, frees and file requests go back the same way.
 // cpuMs is enforced here, where the Worker objects are. Whatever pack code does to this
 // process (exit, abort, kill it) ends only it: the front answers its calls and starts another.
 import { randomUUID } from 'node:crypto'
+import { Socket } from 'node:net'
 import type { MessagePort } from 'node:worker_threads'
+import { fromBase64, openFrames, toBase64, viaIpc } from '../src/protocol/frame-channel.js'
 import { cpuExceeded } from '../src/protocol/messages.js'
 import type { FileReplyMessage, FromPack, FromPackItem, PackSetup, ToPack, ToPackItem } from '../src/protocol/pack-messages.js'
 import type { CallTask, RunnableEntry } from '../src/protocol/worker-messages.js'
@@ -32,8 +34,15 @@ let lastWorkers = -1
 let outbox: FromPackItem[] = []
 let flushing = false
 
+// Made now, before any pack code, as stdout and stderr are below.
+// The front is gone when the channel closes: so is the reason to live.
+const channel =
+  process.channel === undefined
+    ? openFrames<ToPack, FromPack>(new Socket({ fd: 3, readable: true, writable: true }), (message) => onMessage(message), () => process.exit(1))
+    : viaIpc<ToPack, FromPack>(process, (message) => onMessage(message), () => process.exit(1))
+
 function send(message: FromPack): void {
-  if (process.connected) process.send!(message)
+  channel.send(message)
 }
 
 /** Items queued in one turn of the event loop leave together. */
@@ -116,7 +125,7 @@ function fileRequest(request: FileRequest): void {
   const req = nextFileRequest++
   filePorts.set(req, request.port)
   if (request.op === 'store') {
-    out({ type: 'files', callId: request.callId, req, op: 'store', bytes: request.bytes, name: request.name, contentType: request.contentType })
+    out({ type: 'files', callId: request.callId, req, op: 'store', bytes64: toBase64(request.bytes), name: request.name, contentType: request.contentType })
   } else {
     out({ type: 'files', callId: request.callId, req, op: 'read', artifactId: request.artifactId })
   }
@@ -126,8 +135,12 @@ function fileReply(req: number, reply: FileReplyMessage): void {
   const port = filePorts.get(req)
   if (port === undefined) return
   filePorts.delete(req)
-  const bytes = reply.kind === 'ok' && 'bytes' in reply.value && reply.value.bytes instanceof ArrayBuffer ? [reply.value.bytes] : []
-  port.postMessage(reply, bytes)
+  if (reply.kind === 'ok' && 'bytes64' in reply.value) {
+    const bytes = fromBase64(String(reply.value.bytes64))
+    port.postMessage({ kind: 'ok', value: { bytes } }, [bytes])
+  } else {
+    port.postMessage(reply)
+  }
   port.close()
 }
 
@@ -149,7 +162,7 @@ function handle(item: ToPackItem): void {
 void process.stdout
 void process.stderr
 
-process.on('message', (message: ToPack) => {
+function onMessage(message: ToPack): void {
   switch (message.type) {
     case 'setup':
       start(message.setup)
@@ -168,6 +181,4 @@ process.on('message', (message: ToPack) => {
       void (group?.close() ?? Promise.resolve()).finally(() => process.exit(0))
       return
   }
-})
-// The front is gone: so is the reason to live.
-process.on('disconnect', () => process.exit(1))
+}

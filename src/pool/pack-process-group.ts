@@ -8,10 +8,13 @@
 // when that call is pending in the process that sent it.
 import { spawn, type ChildProcess } from 'node:child_process'
 import { MessageChannel } from 'node:worker_threads'
+import type { Duplex } from 'node:stream'
 import { fileURLToPath } from 'node:url'
-import type { FromPack, FromPackItem, PackSetup, ToPack, ToPackItem } from '../protocol/pack-messages.js'
+import { fromBase64, openFrames, toBase64, viaIpc, type FrameChannel } from '../protocol/frame-channel.js'
+import type { FileReplyMessage, FromPack, FromPackItem, PackSetup, ToPack, ToPackItem } from '../protocol/pack-messages.js'
 import type { CallTask } from '../protocol/worker-messages.js'
 import type { GroupAnswer, GroupOptions, RunningCall, StopReason, WorkerGroup } from './group.js'
+import { RUNTIME } from '../runtime.js'
 import { packProcessCommand } from './strict-flags.js'
 import type { FileReply } from './tool-files.js'
 
@@ -43,6 +46,8 @@ type Pending = { id: string; answered: boolean; answer(answer: GroupAnswer): voi
 
 type Proc = {
   child: ChildProcess | undefined
+  /** Its end of the channel (fd 3 of the pack process). */
+  channel: FrameChannel<ToPack> | undefined
   /** Calls sent to (or queued for) this process and not yet freed, by call id. */
   pending: Map<number, Pending>
   outbox: ToPackItem[]
@@ -53,6 +58,17 @@ type Proc = {
   exited: Promise<void>
   markExited(): void
   probes: Array<{ resolve(problems: string[]): void; reject(err: Error): void }>
+}
+
+/** A network-none process without --allow-net may not open a socket on its fd 3 (frame-channel.ts). */
+function needsIpc(networkNone: boolean): boolean {
+  return networkNone && RUNTIME.permissionGatesNet
+}
+
+/** A file reply as it crosses the channel: read bytes as base64. */
+function crossing(reply: FileReply): FileReplyMessage {
+  if (reply.kind !== 'ok' || !('bytes' in reply.value) || !(reply.value.bytes instanceof ArrayBuffer)) return reply as FileReplyMessage
+  return { kind: 'ok', value: { bytes64: toBase64(reply.value.bytes) } }
 }
 
 export function createPackProcessGroup(options: PackProcessOptions): WorkerGroup {
@@ -75,6 +91,7 @@ export function createPackProcessGroup(options: PackProcessOptions): WorkerGroup
     let markExited!: () => void
     const proc: Proc = {
       child: undefined,
+      channel: undefined,
       pending: new Map(),
       outbox: [],
       flushing: false,
@@ -96,10 +113,13 @@ export function createPackProcessGroup(options: PackProcessOptions): WorkerGroup
       return
     }
     const [command, ...args] = packProcessCommand(entry, networkNone, options.hidden)
-    const child = spawn(command as string, args, { env: options.env, stdio: ['ignore', packStdout, 'inherit', 'ipc'], serialization: 'advanced' })
+    const ipc = needsIpc(networkNone)
+    const child = spawn(command as string, args, { env: options.env, stdio: ['ignore', packStdout, 'inherit', ipc ? 'ipc' : 'pipe'], serialization: 'json' })
     proc.child = child
+    const onFrame = (message: FromPack) => onMessage(proc, message)
+    // The process's exit answers its calls; the channel closing says nothing more.
+    proc.channel = ipc ? viaIpc<FromPack, ToPack>(child, onFrame, () => undefined) : openFrames<FromPack, ToPack>(child.stdio[3] as Duplex, onFrame, () => undefined)
     proc.startedAt = performance.now()
-    child.on('message', (message: FromPack) => onMessage(proc, message))
     child.once('exit', (code, signal) => exitedProc(proc, signal ?? `code ${code}`))
     child.once('error', (err) => exitedProc(proc, err.message))
     send(proc, { type: 'setup', setup })
@@ -112,10 +132,8 @@ export function createPackProcessGroup(options: PackProcessOptions): WorkerGroup
   }
 
   function send(proc: Proc, message: ToPack): void {
-    const child = proc.child
-    if (child === undefined || !child.connected) return
-    // A process that died between the check and the write: its exit answers its calls.
-    child.send(message, (err) => void err)
+    // A process that died before the write: its exit answers its calls.
+    proc.channel?.send(message)
   }
 
   function queue(proc: Proc, item: ToPackItem): void {
@@ -202,7 +220,7 @@ export function createPackProcessGroup(options: PackProcessOptions): WorkerGroup
 
   /** A file request is honoured only for a call pending in the process that asks. */
   function fileRequest(proc: Proc, item: Extract<FromPackItem, { type: 'files' }>): void {
-    const reply = (message: FileReply) => queue(proc, { type: 'file-reply', req: item.req, reply: message })
+    const reply = (message: FileReply) => queue(proc, { type: 'file-reply', req: item.req, reply: crossing(message) })
     if (!proc.pending.has(item.callId)) {
       reply({ kind: 'error', message: 'The call has ended: its file token is no longer valid' })
       return
@@ -215,7 +233,7 @@ export function createPackProcessGroup(options: PackProcessOptions): WorkerGroup
     const common = { type: 'kindgi-files' as const, callId: item.callId, port: port2 }
     options.onFileRequest(
       item.op === 'store'
-        ? { ...common, op: 'store', bytes: item.bytes, name: String(item.name), contentType: String(item.contentType) }
+        ? { ...common, op: 'store', bytes: fromBase64(String(item.bytes64)), name: String(item.name), contentType: String(item.contentType) }
         : { ...common, op: 'read', artifactId: String(item.artifactId) },
     )
   }
@@ -264,7 +282,7 @@ export function createPackProcessGroup(options: PackProcessOptions): WorkerGroup
       }
       send(proc, { type: 'close' })
       const timer = setTimeout(() => proc.child?.kill('SIGKILL'), CLOSE_GRACE_MS)
-      if (!proc.child.connected) proc.child.kill('SIGKILL')
+      if (proc.channel?.open() !== true) proc.child.kill('SIGKILL')
       await proc.exited
       clearTimeout(timer)
     },

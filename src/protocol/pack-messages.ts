@@ -1,4 +1,4 @@
-// What crosses the IPC channel between the front and a warm group's pack process (issue 16):
+// What crosses the channel (frame-channel.ts) between the front and a warm group's pack process (issue 16):
 // the front never runs pack code, so the Piscina pool of a `none` or `context-isolated` group
 // lives in a process of its own. Calls, stops and file replies go one way, answers, frees and
 // file requests the other, batched: whatever was queued in one turn of the event loop goes as
@@ -9,7 +9,8 @@ import type { FileValue } from '../pool/tool-files.js'
 import type { GroupAnswer, ReplaceReason, StopReason } from '../pool/group.js'
 import type { CallTask, RunnableEntry } from './worker-messages.js'
 
-export type FileReplyMessage = { kind: 'ok'; value: FileValue } | { kind: 'error'; message: string }
+/** A file request's reply as it crosses: bytes read, if any, as base64 in `bytes64`. */
+export type FileReplyMessage = { kind: 'ok'; value: Exclude<FileValue, { bytes: ArrayBuffer }> | { bytes64: string } } | { kind: 'error'; message: string }
 
 /** What a pack process needs to start its group: the plan and the limits of its pool. */
 export type PackSetup = {
@@ -44,7 +45,7 @@ export type FromPackItem =
   /** The worker can take another call, or is gone: the front's slot is free. */
   | { type: 'freed'; callId: number }
   | { type: 'replaced'; reason: ReplaceReason; id: string | undefined }
-  | { type: 'files'; callId: number; req: number; op: 'store'; bytes: ArrayBuffer; name: string; contentType: string }
+  | { type: 'files'; callId: number; req: number; op: 'store'; bytes64: string; name: string; contentType: string }
   | { type: 'files'; callId: number; req: number; op: 'read'; artifactId: string }
   /** Live worker threads of the process, sent when it changes (the workers gauge). */
   | { type: 'workers'; count: number }

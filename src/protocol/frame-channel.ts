@@ -1,0 +1,87 @@
+// The channel between the front and a warm group's pack process: one JSON message a line on a
+// pipe of our own (fd 3 of the pack process). Node's IPC channel did the same job at about
+// twice the CPU per round trip (bench/ipc-cost.ts); JSON never holds a raw newline, so a line
+// is a message. Bytes (tool files) cross as base64 (toBase64/fromBase64 at their two sites).
+// Where the permission model gates the network (Node >= 25) a process without --allow-net may
+// not open a socket on a descriptor, so a `network: none` group's process is given Node's
+// own IPC channel instead, carrying the same messages (viaIpc).
+import type { Duplex } from 'node:stream'
+
+export type FrameChannel<Out> = {
+  send(message: Out): void
+  /** False once the other end has gone. */
+  open(): boolean
+}
+
+export function openFrames<In, Out>(pipe: Duplex, onMessage: (message: In) => void, onClosed: () => void): FrameChannel<Out> {
+  let open = true
+  let partial = ''
+  pipe.setEncoding('utf8')
+  pipe.on('data', (chunk: string) => {
+    let start = 0
+    let newline = chunk.indexOf('\n')
+    if (newline === -1) {
+      partial += chunk
+      return
+    }
+    let line = partial + chunk.slice(0, newline)
+    partial = ''
+    for (;;) {
+      let message: In | undefined
+      try {
+        message = JSON.parse(line) as In
+      } catch {
+        message = undefined // not ours to understand: the other end may be pack code
+      }
+      if (message !== undefined) onMessage(message)
+      start = newline + 1
+      newline = chunk.indexOf('\n', start)
+      if (newline === -1) break
+      line = chunk.slice(start, newline)
+    }
+    partial = chunk.slice(start)
+  })
+  const closed = () => {
+    if (!open) return
+    open = false
+    onClosed()
+  }
+  pipe.on('close', closed)
+  pipe.on('end', closed)
+  pipe.on('error', closed)
+  return {
+    send(message) {
+      if (open) pipe.write(`${JSON.stringify(message)}\n`)
+    },
+    open: () => open,
+  }
+}
+
+/** Over Node's IPC channel (JSON serialization): `send` and `on` are the process's or the child's. */
+export function viaIpc<In, Out>(
+  end: { send?: (message: never) => unknown; connected?: boolean; on(event: 'message', listener: (message: In) => void): unknown; once(event: 'disconnect', listener: () => void): unknown },
+  onMessage: (message: In) => void,
+  onClosed: () => void,
+): FrameChannel<Out> {
+  let open = true
+  end.on('message', onMessage)
+  end.once('disconnect', () => {
+    open = false
+    onClosed()
+  })
+  return {
+    send(message) {
+      if (open && end.connected !== false) end.send?.(message as never)
+    },
+    open: () => open,
+  }
+}
+
+export function toBase64(bytes: ArrayBuffer): string {
+  return Buffer.from(bytes).toString('base64')
+}
+
+export function fromBase64(text: string): ArrayBuffer {
+  const buffer = Buffer.from(text, 'base64')
+  return buffer.buffer.slice(buffer.byteOffset, buffer.byteOffset + buffer.byteLength) as ArrayBuffer
+}
