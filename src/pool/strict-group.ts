@@ -106,7 +106,8 @@ export function createStrictGroup(options: StrictOptions): WorkerGroup {
       calling.add(c)
       c.onMessage((message) => {
         const event = message as FromStrict
-        if (event.type === 'started') cpuAtStart = pidCpu(c)
+        // Only the first: pack code can send messages too, and a later one would move the baseline.
+        if (event.type === 'started') cpuAtStart ??= pidCpu(c)
         else if (event.type === 'files') fileRequest(c, task.callId, event)
         else if (event.type === 'result' && !settled) {
           resolveAnswer({ kind: 'result', result: event.result })

@@ -18,3 +18,16 @@ describe('finding 7: cpuMs holds whatever pack code writes in memory it can reac
     })
   }
 })
+
+describe('finding 7, in a process of its own: cpuMs holds whatever pack code says on its channel', () => {
+  it('under strict, a cpuMs 300 tool that sends the "started" mark again and again while it spins answers deadline-exceeded naming cpuMs, well before 2.5 s', async () => {
+    await withHost({ env: STRICT }, async (host) => {
+      const started = Date.now()
+      const res = await rawInvoke(host.port, 'cpu-restart', { ms: 2500 }, { tenantId: 'tenant-a', runId: 'attack' }, 10_000)
+      const took = Date.now() - started
+      expect.soft('error' in res ? res : res.body, 'the attack\'s answer').toMatchObject({ v: 2, kind: 'error', code: 'deadline-exceeded', toolId: 'cpu-restart' })
+      expect.soft(took, 'ms until the answer').toBeLessThan(2000)
+      await stillServes(host)
+    })
+  })
+})
