@@ -63,6 +63,27 @@ export function retireReason(retire: 'failed' | 'memory' | 'crash'): ReplaceReas
   return retire === 'memory' ? 'memory' : retire === 'crash' ? 'crash' : 'context-isolated'
 }
 
+const OUTCOME = /^[a-z][a-z-]{0,63}$/
+
+/**
+ * An answer as it came from a pack process, checked for the shape the host's own code sends:
+ * pack code can write on that process's channel too, and what reaches the front must never be
+ * anything but strings where the wire, the logs and the metrics expect them.
+ */
+export function checkedAnswer(given: unknown): GroupAnswer {
+  const answer = given as { kind?: unknown; result?: { outcome?: unknown; body?: unknown; retire?: unknown }; reason?: unknown; detail?: unknown } | null
+  if (answer?.kind === 'result' && typeof answer.result?.body === 'string' && typeof answer.result.outcome === 'string' && OUTCOME.test(answer.result.outcome)) {
+    const { outcome, body, retire } = answer.result
+    return retire === 'failed' || retire === 'memory' || retire === 'crash'
+      ? { kind: 'result', result: { outcome: outcome as CallResult['outcome'], body, retire } }
+      : { kind: 'result', result: { outcome: outcome as CallResult['outcome'], body } }
+  }
+  if (answer?.kind === 'died' && (answer.reason === 'crash' || answer.reason === 'memory') && typeof answer.detail === 'string') {
+    return { kind: 'died', reason: answer.reason, detail: answer.detail }
+  }
+  return { kind: 'died', reason: 'crash', detail: 'its process answered with a message the host does not send' }
+}
+
 /** How long a handler may take to settle after its abortSignal fired before its worker is terminated. */
 export const ABORT_GRACE_MS = 100
 

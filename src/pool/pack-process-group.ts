@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url'
 import { fromBase64, openFrames, toBase64, viaIpc, type FrameChannel } from '../protocol/frame-channel.js'
 import type { FileReplyMessage, FromPack, FromPackItem, PackSetup, ToPack, ToPackItem } from '../protocol/pack-messages.js'
 import type { CallTask } from '../protocol/worker-messages.js'
-import type { GroupAnswer, GroupOptions, RunningCall, StopReason, WorkerGroup } from './group.js'
+import { checkedAnswer, type GroupAnswer, type GroupOptions, type RunningCall, type StopReason, type WorkerGroup } from './group.js'
 import { RUNTIME } from '../runtime.js'
 import { packProcessCommand } from './strict-flags.js'
 import type { FileReply } from './tool-files.js'
@@ -169,7 +169,7 @@ export function createPackProcessGroup(options: PackProcessOptions): WorkerGroup
         const call = proc.pending.get(item.callId)
         if (call === undefined || call.answered) return
         call.answered = true
-        call.answer(item.answer)
+        call.answer(checkedAnswer(item.answer))
         return
       }
       case 'freed': {

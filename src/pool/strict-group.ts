@@ -7,7 +7,7 @@ import { MessageChannel } from 'node:worker_threads'
 import { fileURLToPath } from 'node:url'
 import type { FromStrict, ToStrict } from '../protocol/strict-messages.js'
 import type { CallTask, WorkerSetup } from '../protocol/worker-messages.js'
-import { ABORT_GRACE_MS, type GroupAnswer, type GroupOptions, type RunningCall, type StopReason, type WorkerGroup } from './group.js'
+import { ABORT_GRACE_MS, checkedAnswer, type GroupAnswer, type GroupOptions, type RunningCall, type StopReason, type WorkerGroup } from './group.js'
 import { cpuTimeMs, dataBytes } from './proc-stat.js'
 import { spareTarget } from './spare-sizing.js'
 import { startProcess, type Exit, type Spawned } from './spawner/spawner.js'
@@ -110,8 +110,9 @@ export function createStrictGroup(options: StrictOptions): WorkerGroup {
         if (event.type === 'started') cpuAtStart ??= pidCpu(c)
         else if (event.type === 'files') fileRequest(c, task.callId, event)
         else if (event.type === 'result' && !settled) {
-          resolveAnswer({ kind: 'result', result: event.result })
-          killedFor = event.result.retire === 'memory' ? 'memory' : 'strict'
+          const given = checkedAnswer({ kind: 'result', result: event.result })
+          resolveAnswer(given)
+          killedFor = given.kind === 'result' && given.result.retire === 'memory' ? 'memory' : 'strict'
           c.kill()
         }
       })

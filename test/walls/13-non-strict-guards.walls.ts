@@ -6,7 +6,7 @@ import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { sleep } from '../helpers/host.js'
-import { rawInvoke, scratchDir, stillServes, wallsHost } from './walls-helpers.js'
+import { rawInvoke, scratchDir, STRICT, stillServes, wallsHost, withHost } from './walls-helpers.js'
 
 describe('finding 13: a non-strict service holds its promises past the guards', () => {
   const host = wallsHost({ env: { KINDGI_PACK_WORKER_THREADS: '4' } })
@@ -39,5 +39,15 @@ describe('finding 13: a non-strict service holds its promises past the guards', 
     const answer = await victim
     expect.soft('error' in answer ? answer : answer.body, 'the victim\'s answer').toEqual({ v: 2, kind: 'result', output: { answeredFor: 'tenant-b' } })
     await stillServes(host)
+  })
+})
+
+describe('a result the host does not send', () => {
+  it('under strict, a process that sends its own malformed result gets handler-throw, and the service serves on', async () => {
+    await withHost({ env: STRICT }, async (host) => {
+      const res = await rawInvoke(host.port, 'forge-result', {}, { tenantId: 'tenant-a', runId: 'attack' })
+      expect.soft('error' in res ? res : res.body, 'the attack\'s answer').toMatchObject({ v: 2, kind: 'error', code: 'handler-throw', toolId: 'forge-result' })
+      await stillServes(host)
+    })
   })
 })
