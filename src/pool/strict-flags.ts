@@ -5,7 +5,7 @@
 // runtime gates the network (Node >= 25), no network at all for a tool that declares none.
 // memMB becomes V8's heap limit and the process's data limit (RLIMIT_DATA, through the shell's
 // ulimit), which counts SharedArrayBuffers, Buffers and every other allocation.
-import { readdirSync, realpathSync } from 'node:fs'
+import { lstatSync, readdirSync, realpathSync } from 'node:fs'
 import { dirname, relative, resolve, sep } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import type { Config } from '../config.js'
@@ -80,28 +80,47 @@ export function strictCommand(entry: string, limits: StrictLimits, runtime: Runt
   return ['/bin/sh', '-c', `ulimit -d ${dataKiB} && exec "$0" "$@"`, process.execPath, ...node]
 }
 
+/** `path` is `folder` or lies below it. */
+function within(path: string, folder: string): boolean {
+  return path === folder || path.startsWith(folder === '/' ? '/' : `${folder}/`)
+}
+
 /**
  * Paths that cover everything but `hidden` (and what lies below them): for each hidden path,
  * every sibling of every folder on its way down. The permission model only lists what is
- * allowed, so this is how it says "all but". Missing folders are skipped.
+ * allowed, so this is how it says "all but". It checks the path asked for and then follows
+ * symbolic links, so a link on the way that leads into a hidden path (or to a folder above one)
+ * is left out too, and so is every such link one level below the root's folders
+ * (/var/run -> /run, /lib -> usr/lib), hidden under its own name as well.
  */
-export function everywhereBut(hidden: string[]): string[] {
+export function everywhereBut(given: string[]): string[] {
+  const hidden = [...new Set(given.flatMap((path) => [resolve(path), real(resolve(path))]))]
+  const leadsIn = (link: string) => {
+    const target = real(link)
+    return hidden.some((h) => within(target, h) || within(h, target))
+  }
+  // Aliases of hidden paths through links near the root: hide them under those names too.
+  for (const top of safeList('/')) {
+    for (const candidate of [`/${top}`, ...safeList(`/${top}`).map((name) => `/${top}/${name}`)]) {
+      if (!isLink(candidate) || !leadsIn(candidate)) continue
+      const target = real(candidate)
+      for (const h of [...hidden]) if (within(h, target)) hidden.push(candidate + h.slice(target.length))
+      hidden.push(candidate)
+    }
+  }
   const allowed = new Set<string>(['/'])
   const join = (folder: string, name: string) => `${folder === '/' ? '' : folder}/${name}`
   for (const path of hidden) {
-    const parts = resolve(path).split('/').filter((p) => p !== '')
+    const parts = path.split('/').filter((p) => p !== '')
     let folder = '/'
     for (const part of parts) {
       if (allowed.has(folder)) {
         // Allowed whole so far: allow its entries one by one instead, so one can be left out.
         allowed.delete(folder)
-        let names: string[] = []
-        try {
-          names = readdirSync(folder)
-        } catch {
-          // not a folder we can list: nothing below it is allowed
+        for (const name of safeList(folder)) {
+          const entry = join(folder, name)
+          if (!isLink(entry) || !leadsIn(entry)) allowed.add(entry)
         }
-        for (const name of names) allowed.add(join(folder, name))
       } else if (![...allowed].some((p) => p.startsWith(join(folder, '')))) {
         break // hidden already, or never there
       }
@@ -112,14 +131,31 @@ export function everywhereBut(hidden: string[]): string[] {
   return [...allowed].sort()
 }
 
+function safeList(folder: string): string[] {
+  try {
+    return readdirSync(folder)
+  } catch {
+    return [] // not a folder we can list: nothing below it is allowed
+  }
+}
+
+function isLink(path: string): boolean {
+  try {
+    return lstatSync(path).isSymbolicLink()
+  } catch {
+    return false
+  }
+}
+
 /**
  * What warm pack code may not touch although its postures promise no file wall: /proc (where
  * the front's environ, the environment it was started with, is readable by any process of its
- * user) and the token file. (The permission model then also refuses new symlinks, so none can
- * point there.)
+ * user) and the token file's whole folder (a mounted secret is often a link to a file beside
+ * it: Kubernetes' ..data). (The permission model then also refuses new symlinks.)
  */
 export function warmHidden(tokenFile: string | undefined): string[] {
-  return ['/proc', ...(tokenFile === undefined || tokenFile === '' ? [] : [real(resolve(tokenFile))])]
+  if (tokenFile === undefined || tokenFile === '') return ['/proc']
+  return ['/proc', dirname(resolve(tokenFile)), dirname(real(resolve(tokenFile)))]
 }
 
 /**

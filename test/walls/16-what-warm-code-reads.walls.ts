@@ -2,10 +2,10 @@
 // lets a process read /proc/<pid>/environ of another process of its user. The front's environ
 // is the environment it was started with: a token passed as KINDGI_PACK_SERVICE_TOKEN was
 // readable there by a `none` tool, and a token file by any tool of a warm posture.
-import { mkdtempSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, onTestFinished } from 'vitest'
 import { FIXTURES, TOKEN } from '../helpers/host.js'
 import { rawInvoke, stillServes, withHost } from './walls-helpers.js'
 
@@ -22,6 +22,21 @@ describe('finding 16: warm pack code reads neither the front\'s environment nor 
       })
     })
   }
+
+  it('under none, a token file under /run cannot be read through the /var/run link either', async ({ skip }) => {
+    if (!existsSync('/var/run') || realpathSync('/var/run') !== '/run') skip()
+    const dir = mkdtempSync('/run/kph-walls-token-')
+    onTestFinished(() => rmSync(dir, { recursive: true, force: true }))
+    const file = join(dir, 'token')
+    writeFileSync(file, `${TOKEN}\n`)
+    await withHost({ index: PACK, env: { KINDGI_PACK_SERVICE_TOKEN: undefined, KINDGI_PACK_SERVICE_TOKEN_FILE: file } }, async (host) => {
+      for (const path of [file, `/var${file}`]) {
+        const res = await rawInvoke(host.port, 'read-file', { path }, { tenantId: 'tenant-a', runId: 'attack' })
+        expect.soft(JSON.stringify('error' in res ? res : res.body), `what it read at ${path}`).not.toContain(TOKEN)
+      }
+      await stillServes(host)
+    })
+  })
 
   it('under none, a token file cannot be read', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'kph-walls-token-'))
