@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url'
 import { fromBase64, openFrames, toBase64, viaIpc, type FrameChannel } from '../protocol/frame-channel.js'
 import type { FileReplyMessage, FromPack, FromPackItem, PackSetup, ToPack, ToPackItem } from '../protocol/pack-messages.js'
 import type { CallTask } from '../protocol/worker-messages.js'
-import { checkedAnswer, type GroupAnswer, type GroupOptions, type RunningCall, type StopReason, type WorkerGroup } from './group.js'
+import { checkedAnswer, type GroupAnswer, type GroupOptions, type ReplaceReason, type RunningCall, type StopReason, type WorkerGroup } from './group.js'
 import { RUNTIME } from '../runtime.js'
 import { packProcessCommand } from './strict-flags.js'
 import type { FileReply } from './tool-files.js'
@@ -25,6 +25,9 @@ const PACK_PROCESS = fileURLToPath(new URL('../../workers/bundled/pack-process.j
 const SHORT_LIFE_MS = 2_000
 const MAX_RESTART_DELAY_MS = 5_000
 const CLOSE_GRACE_MS = 5_000
+/** How long a stopped call's process may take to free it (its own grace to terminate the worker, and more) before it is ended. */
+const STOP_GRACE_MS = 2_000
+const REASONS = new Set<unknown>(['deadline', 'cancelled', 'memory', 'cpu', 'crash', 'strict', 'context-isolated'] satisfies ReplaceReason[])
 
 /** Where pack processes started from now on write their stdout: the service's own, or its stderr (`check`, whose stdout is its report). */
 let packStdout: 'inherit' | 2 = 'inherit'
@@ -82,6 +85,7 @@ export function createPackProcessGroup(options: PackProcessOptions): WorkerGroup
   }
   const networkNone = options.entries.length > 0 && options.entries.every((e) => e.networkNone)
   const entry = options.entry ?? PACK_PROCESS
+  const entryIds = new Set(options.entries.map((e) => e.key.slice(e.key.indexOf(':') + 1)))
   let closed = false
   let shortLives = 0
   let launches = 0
@@ -114,14 +118,28 @@ export function createPackProcessGroup(options: PackProcessOptions): WorkerGroup
     }
     const [command, ...args] = packProcessCommand(entry, networkNone, options.hidden)
     const ipc = needsIpc(networkNone)
-    const child = spawn(command as string, args, { env: options.env, stdio: ['ignore', packStdout, 'inherit', ipc ? 'ipc' : 'pipe'], serialization: 'json' })
+    let child: ChildProcess
+    try {
+      child = spawn(command as string, args, { env: options.env, stdio: ['ignore', packStdout, 'inherit', ipc ? 'ipc' : 'pipe'], serialization: 'json' })
+    } catch (err) {
+      exitedProc(proc, `it could not be started: ${(err as Error).message}`)
+      return
+    }
     proc.child = child
     const onFrame = (message: FromPack) => onMessage(proc, message)
-    // The process's exit answers its calls; the channel closing says nothing more.
-    proc.channel = ipc ? viaIpc<FromPack, ToPack>(child, onFrame, () => undefined) : openFrames<FromPack, ToPack>(child.stdio[3] as Duplex, onFrame, () => undefined)
+    // A channel that says what the host never sends (a line past the limit, not JSON) is pack
+    // code writing on it: end the process, whose end answers its calls.
+    const broken = () => child.kill('SIGKILL')
+    const pipe = child.stdio[3] as Duplex | undefined
+    proc.channel = ipc || pipe === undefined ? viaIpc<FromPack, ToPack>(child, onFrame, () => undefined) : openFrames<FromPack, ToPack>(pipe, onFrame, () => undefined, broken)
     proc.startedAt = performance.now()
-    child.once('exit', (code, signal) => exitedProc(proc, signal ?? `code ${code}`))
-    child.once('error', (err) => exitedProc(proc, err.message))
+    // 'close', not 'exit': what the process wrote before it ended is read first.
+    child.once('close', (code, signal) => exitedProc(proc, signal ?? `code ${code}`))
+    // 'error' is also a failed kill or write: make sure the process is gone; its close settles.
+    child.on('error', () => {
+      if (child.pid === undefined) exitedProc(proc, 'it could not be started')
+      else child.kill('SIGKILL')
+    })
     send(proc, { type: 'setup', setup })
     // A replacement loads its modules again before its calls, as the boot probe did.
     if (launches++ > 0) {
@@ -180,13 +198,14 @@ export function createPackProcessGroup(options: PackProcessOptions): WorkerGroup
         return
       }
       case 'replaced':
-        options.onReplaced(item.reason, typeof item.id === 'string' ? item.id : undefined)
+        // Only what the host says: a reason it knows, an entry of this group (log lines and metric labels).
+        if (REASONS.has(item.reason)) options.onReplaced(item.reason, typeof item.id === 'string' && entryIds.has(item.id) ? item.id : undefined)
         return
       case 'files':
         fileRequest(proc, item)
         return
       case 'workers':
-        if (typeof item.count === 'number') proc.workers = item.count
+        if (Number.isInteger(item.count) && item.count >= 0) proc.workers = Math.min(item.count, options.maxThreads)
         return
     }
   }
@@ -252,7 +271,14 @@ export function createPackProcessGroup(options: PackProcessOptions): WorkerGroup
       queue(proc, { type: 'call', task })
     }
     const stop = (reason: StopReason) => {
-      if (!call.answered && proc.pending.get(task.callId) === call) queue(proc, { type: 'stop', callId: task.callId, reason })
+      if (call.answered || proc.pending.get(task.callId) !== call) return
+      queue(proc, { type: 'stop', callId: task.callId, reason })
+      // The slot must not wait on a process that does not free it: past the grace, end the process.
+      const grace = setTimeout(() => {
+        if (proc.pending.get(task.callId) === call) proc.child?.kill('SIGKILL')
+      }, STOP_GRACE_MS)
+      grace.unref()
+      void freed.then(() => clearTimeout(grace))
     }
     // cpuMs is measured and enforced in the pack process, which owns the Worker objects.
     return { answer, freed, stop, busyMs: () => undefined }

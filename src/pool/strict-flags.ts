@@ -168,7 +168,8 @@ export function warmHidden(tokenFile: string | undefined): string[] {
  * stay allowed: these postures promise no file wall. An addon steps past the permission model altogether.
  */
 export function packProcessCommand(entry: string, networkNone: boolean, hidden: string[], runtime: Runtime = RUNTIME): string[] {
-  const own = process.execArgv.filter((flag) => !/^--(permission|experimental-permission|allow-)/.test(flag))
+  // The front's own flags, but never its permission flags nor an env file (which may hold the token).
+  const own = process.execArgv.filter((flag) => !/^--(permission|experimental-permission|allow-|env-file)/.test(flag))
   const everywhere = everywhereBut(hidden)
   return [
     process.execPath,

@@ -13,15 +13,21 @@ export type FrameChannel<Out> = {
   open(): boolean
 }
 
-export function openFrames<In, Out>(pipe: Duplex, onMessage: (message: In) => void, onClosed: () => void): FrameChannel<Out> {
+/** The longest line taken: a file of the runtime's 10 MiB limit as base64, and room around it. */
+const MAX_LINE = 16 * 1024 * 1024
+
+/** `onBroken`: the other end sent a line past MAX_LINE or one that is not JSON (default: ignore it). */
+export function openFrames<In, Out>(pipe: Duplex, onMessage: (message: In) => void, onClosed: () => void, onBroken?: () => void): FrameChannel<Out> {
   let open = true
   let partial = ''
   pipe.setEncoding('utf8')
   pipe.on('data', (chunk: string) => {
+    if (!open) return
     let start = 0
     let newline = chunk.indexOf('\n')
     if (newline === -1) {
       partial += chunk
+      if (partial.length > MAX_LINE) broken()
       return
     }
     let line = partial + chunk.slice(0, newline)
@@ -33,14 +39,26 @@ export function openFrames<In, Out>(pipe: Duplex, onMessage: (message: In) => vo
       } catch {
         message = undefined // not ours to understand: the other end may be pack code
       }
-      if (message !== undefined) onMessage(message)
+      if (message === undefined) {
+        if (onBroken !== undefined) return broken()
+      } else {
+        onMessage(message)
+      }
+      if (!open) return
       start = newline + 1
       newline = chunk.indexOf('\n', start)
       if (newline === -1) break
       line = chunk.slice(start, newline)
     }
     partial = chunk.slice(start)
+    if (partial.length > MAX_LINE) broken()
   })
+  function broken(): void {
+    partial = ''
+    if (onBroken === undefined) return
+    open = false
+    onBroken()
+  }
   const closed = () => {
     if (!open) return
     open = false

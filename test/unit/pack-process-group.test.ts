@@ -57,13 +57,12 @@ const text = (answer: GroupAnswer) => (answer.kind === 'result' ? JSON.parse(ans
 
 describe('calls queued in one turn of the event loop cross the channel as one message', () => {
   it('three calls made together reach the process in one batch, and each gets its own answer', async () => {
-    const { group: g, replaced } = group({ env: { FAKE_BATCH_LOG: '1' } })
+    const { group: g } = group({ env: { FAKE_BATCH_LOG: '1' } })
     expect(await g.probe()).toEqual([])
     const runs = [1, 2, 3].map((i) => g.run(task({ text: `t${i}` })))
     const answers = await Promise.all(runs.map((r) => r.answer))
-    expect(answers.map((a) => text(a).text)).toEqual(['t1', 't2', 't3'])
+    expect(answers.map((a) => text(a).text)).toEqual(['t1@batch-of-3', 't2@batch-of-3', 't3@batch-of-3'])
     await Promise.all(runs.map((r) => r.freed))
-    expect(replaced).toContainEqual(['crash', 'batch-of-3'])
   })
 })
 
@@ -140,5 +139,15 @@ describe('a file request is made by the front only for a call pending in the pro
     const running = g.run(task({ do: 'files' }))
     expect(JSON.parse(text(await running.answer).text)).toEqual({ kind: 'ok', value: { file: 'f-1' } })
     expect(files.map((f) => [f.callId, f.op])).toEqual([[nextId - 1, 'read']])
+  })
+})
+
+describe('what a pack process says about itself is taken only as far as the host would say it', () => {
+  it('a replacement line with an unknown reason is dropped, one naming no entry of the group is logged without the name', async () => {
+    const { group: g, replaced } = group()
+    expect(await g.probe()).toEqual([])
+    const forged = g.run(task({ do: 'forge-replaced' }))
+    await forged.freed
+    expect(replaced).toEqual([['crash', undefined]])
   })
 })

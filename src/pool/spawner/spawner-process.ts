@@ -25,8 +25,12 @@ process.on('message', (message: ToSpawner) => {
       children.delete(id)
       toFront({ t: 'exit', id, code, signal })
     }
-    child.once('exit', end)
-    child.once('error', () => end(null, null))
+    // 'close', not 'exit': the messages it sent before it ended are relayed first.
+    child.once('close', end)
+    // 'error' is also a failed kill or send: only a process that never started has ended.
+    child.on('error', () => {
+      if (child.pid === undefined) end(null, null)
+    })
     toFront({ t: 'started', id, pid: child.pid })
     return
   }

@@ -60,10 +60,19 @@ function started(): ChildProcess {
   const gone = () => {
     if (spawner !== child) return
     spawner = undefined
-    // Its processes end with it (they exit when their channel closes): so do their handles.
+    // Its processes must end with it: one busy in a call would not see its channel close.
     const ended = [...handles.values()]
     handles.clear()
-    for (const handle of ended) handle.exit({ code: null, signal: 'SIGKILL' })
+    for (const handle of ended) {
+      if (handle.pid !== undefined) {
+        try {
+          process.kill(handle.pid, 'SIGKILL')
+        } catch {
+          // gone already
+        }
+      }
+      handle.exit({ code: null, signal: 'SIGKILL' })
+    }
   }
   child.once('exit', gone)
   child.once('error', gone)

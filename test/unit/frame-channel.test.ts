@@ -1,0 +1,54 @@
+// The channel to a warm group's pack process (src/protocol/frame-channel.ts): one JSON message
+// a line, whatever the chunks; a line that is not JSON, or one past the limit, breaks it.
+import { PassThrough } from 'node:stream'
+import { describe, expect, it } from 'vitest'
+import { fromBase64, openFrames, toBase64 } from '../../src/protocol/frame-channel.js'
+
+function channel(): { pipe: PassThrough; got: unknown[]; broken: number[] } {
+  const pipe = new PassThrough()
+  const got: unknown[] = []
+  const broken: number[] = []
+  openFrames(pipe, (m) => got.push(m), () => undefined, () => broken.push(1))
+  return { pipe, got, broken }
+}
+
+const tick = () => new Promise((r) => setImmediate(r))
+
+describe('messages arrive whole, whatever the chunks', () => {
+  it('several lines in one chunk, a line split over chunks, a split multi-byte character', async () => {
+    const { pipe, got, broken } = channel()
+    pipe.write('{"a":1}\n{"b":')
+    pipe.write('2}\n{"c":"é')
+    pipe.write(Buffer.from('🙂"}\n', 'utf8').subarray(0, 2))
+    pipe.write(Buffer.from('🙂"}\n', 'utf8').subarray(2))
+    await tick()
+    expect(got).toEqual([{ a: 1 }, { b: 2 }, { c: 'é🙂' }])
+    expect(broken).toEqual([])
+  })
+})
+
+describe('a channel that says what the host never sends is broken', () => {
+  it('a line that is not JSON breaks it, and nothing after it is taken', async () => {
+    const { pipe, got, broken } = channel()
+    pipe.write('{"a":1}\nnot json\n{"b":2}\n')
+    await tick()
+    expect(got).toEqual([{ a: 1 }])
+    expect(broken).toEqual([1])
+  })
+
+  it('a line past the limit breaks it before it is held whole', async () => {
+    const { pipe, got, broken } = channel()
+    const piece = 'x'.repeat(1024 * 1024)
+    for (let i = 0; i < 17; i++) pipe.write(piece)
+    await tick()
+    expect(got).toEqual([])
+    expect(broken).toEqual([1])
+  })
+})
+
+describe('bytes cross as base64', () => {
+  it('comes back as the same bytes', () => {
+    const bytes = new Uint8Array([0, 1, 254, 255]).buffer
+    expect(new Uint8Array(fromBase64(toBase64(bytes)))).toEqual(new Uint8Array([0, 1, 254, 255]))
+  })
+})
