@@ -1,5 +1,5 @@
 // The strict posture's per-call folder (ctx.tmpDir): made before the call, removed once its
-// worker is gone. Names are random so one call cannot guess another's; under the
+// process is gone. Names are random so one call cannot guess another's; under the
 // permission model only `<root>/call-*` is writable and the root itself cannot be listed.
 import { randomUUID } from 'node:crypto'
 import { mkdirSync, rmSync } from 'node:fs'
@@ -14,10 +14,9 @@ export type CallTmp = {
   close(): void
 }
 
-export function createCallTmp(root: string | undefined): CallTmp {
-  const own = root === undefined
-  const base = root ?? `${tmpdir()}/kindgi-pack-host-${process.pid}-${randomUUID().slice(0, 8)}`
-  if (own) mkdirSync(base, { recursive: true, mode: 0o700 })
+export function createCallTmp(): CallTmp {
+  const base = `${tmpdir()}/kindgi-pack-host-${process.pid}-${randomUUID().slice(0, 8)}`
+  mkdirSync(base, { recursive: true, mode: 0o700 })
   return {
     root: base,
     async make() {
@@ -29,7 +28,7 @@ export function createCallTmp(root: string | undefined): CallTmp {
       void rm(path, { recursive: true, force: true }).catch(() => undefined)
     },
     close() {
-      if (own) rmSync(base, { recursive: true, force: true })
+      rmSync(base, { recursive: true, force: true })
     },
   }
 }

@@ -88,8 +88,8 @@ export function checkedAnswer(given: unknown): GroupAnswer {
 export const ABORT_GRACE_MS = 100
 
 /**
- * Pack workers' flags: the process's own, and no ExperimentalWarning (Node's TypeScript
- * stripping API prints one per worker, which would be a stray line per strict call).
+ * Warm workers' flags: their pack process's own, and no ExperimentalWarning (Node's TypeScript
+ * stripping API prints one per worker).
  */
 export const WORKER_EXEC_ARGV: string[] = [...process.execArgv, '--disable-warning=ExperimentalWarning']
 

@@ -7,7 +7,6 @@
 // its probes and every other call go on. A message names a call; the front acts on it only
 // when that call is pending in the process that sent it.
 import { spawn, type ChildProcess } from 'node:child_process'
-import { MessageChannel } from 'node:worker_threads'
 import type { Duplex } from 'node:stream'
 import { fileURLToPath } from 'node:url'
 import { fromBase64, openFrames, toBase64, viaIpc, type FrameChannel } from '../protocol/frame-channel.js'
@@ -16,7 +15,7 @@ import type { CallTask } from '../protocol/worker-messages.js'
 import { checkedAnswer, type GroupAnswer, type GroupOptions, type ReplaceReason, type RunningCall, type StopReason, type WorkerGroup } from './group.js'
 import { RUNTIME } from '../runtime.js'
 import { packProcessCommand } from './strict-flags.js'
-import type { FileReply } from './tool-files.js'
+import { bridgeFileRequest, type FileReply } from './tool-files.js'
 
 // Bundled at build, like the workers: a replacement process loads one file.
 const PACK_PROCESS = fileURLToPath(new URL('../../workers/bundled/pack-process.js', import.meta.url))
@@ -244,17 +243,8 @@ export function createPackProcessGroup(options: PackProcessOptions): WorkerGroup
       reply({ kind: 'error', message: 'The call has ended: its file token is no longer valid' })
       return
     }
-    const { port1, port2 } = new MessageChannel()
-    port1.once('message', (message: FileReply) => {
-      port1.close()
-      reply(message)
-    })
-    const common = { type: 'kindgi-files' as const, callId: item.callId, port: port2 }
-    options.onFileRequest(
-      item.op === 'store'
-        ? { ...common, op: 'store', bytes: fromBase64(String(item.bytes64)), name: String(item.name), contentType: String(item.contentType) }
-        : { ...common, op: 'read', artifactId: String(item.artifactId) },
-    )
+    const request = item.op === 'store' ? { op: 'store' as const, bytes: fromBase64(String(item.bytes64)), name: item.name, contentType: item.contentType } : item
+    bridgeFileRequest(options.onFileRequest, item.callId, request, reply)
   }
 
   function run(task: CallTask): RunningCall {

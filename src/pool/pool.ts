@@ -39,7 +39,7 @@ export async function startPool(options: PoolOptions): Promise<PoolResult> {
   const toolFiles = createToolFiles()
   const groups: WorkerGroup[] = []
   const budget = createThreadBudget(options.config.workerThreads, () => groups.flatMap((g) => g.holders()))
-  const callTmp = createCallTmp(undefined)
+  const callTmp = createCallTmp()
   const readRoots = readableRoots(options.config)
   const hidden = warmHidden(options.config.tokenFile)
   const byEntry = new Map<string, WorkerGroup>()

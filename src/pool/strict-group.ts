@@ -3,7 +3,6 @@
 // of the front (token, sockets) can be reached from it. Processes are started ahead as spares
 // (Node started, guards in, no pack code yet) so a call does not wait for a start. What the
 // process may do is in strict-flags.ts; its CPU time and memory are read from outside it.
-import { MessageChannel } from 'node:worker_threads'
 import { fileURLToPath } from 'node:url'
 import type { FromStrict, ToStrict } from '../protocol/strict-messages.js'
 import type { CallTask, WorkerSetup } from '../protocol/worker-messages.js'
@@ -12,7 +11,7 @@ import { cpuTimeMs, dataBytes } from './proc-stat.js'
 import { spareTarget } from './spare-sizing.js'
 import { startProcess, type Exit, type Spawned } from './spawner/spawner.js'
 import { strictCommand } from './strict-flags.js'
-import type { FileReply } from './tool-files.js'
+import { bridgeFileRequest } from './tool-files.js'
 
 // Bundled at build, like the pooled worker: what a strict call waits for is a start.
 const STRICT_PROCESS = fileURLToPath(new URL('../../workers/bundled/strict-process.js', import.meta.url))
@@ -166,17 +165,7 @@ export function createStrictGroup(options: StrictOptions): WorkerGroup {
 
   /** A file request is the call's that this process runs, whatever the message says. */
   function fileRequest(c: Spawned, callId: number, event: Extract<FromStrict, { type: 'files' }>): void {
-    const { port1, port2 } = new MessageChannel()
-    port1.once('message', (reply: FileReply) => {
-      port1.close()
-      send(c, { type: 'file-reply', req: event.req, reply })
-    })
-    const common = { type: 'kindgi-files' as const, callId, port: port2 }
-    options.onFileRequest(
-      event.op === 'store'
-        ? { ...common, op: 'store', bytes: event.bytes, name: event.name, contentType: event.contentType }
-        : { ...common, op: 'read', artifactId: event.artifactId },
-    )
+    bridgeFileRequest(options.onFileRequest, callId, event, (reply) => send(c, { type: 'file-reply', req: event.req, reply }))
   }
 
   return {

@@ -1,7 +1,7 @@
 // Tool files (protocol 2.10, CONTRACT §7) made by the host on a handler's behalf: the
 // runtime's file URL and token stay in the front, never in a worker. Each request lives
 // only while its call does: the call's answer or deadline aborts it.
-import type { MessagePort } from 'node:worker_threads'
+import { MessageChannel, type MessagePort } from 'node:worker_threads'
 
 export type FileGrant = { url: string; token: string }
 
@@ -80,4 +80,27 @@ export function createToolFiles(): ToolFiles {
       )
     },
   }
+}
+
+/** A file request as it arrives from a pack process, before the front attributes it to a call. */
+export type RemoteFileRequest =
+  | { op: 'store'; bytes: ArrayBuffer; name: string; contentType: string }
+  | { op: 'read'; artifactId: string }
+
+/**
+ * Hands a pack process's file request to `handle` as the call `callId`'s (which the caller
+ * decided from the process, never from the request), and its reply to `reply`.
+ */
+export function bridgeFileRequest(handle: (request: FileRequest) => void, callId: number, request: RemoteFileRequest, reply: (message: FileReply) => void): void {
+  const { port1, port2 } = new MessageChannel()
+  port1.once('message', (message: FileReply) => {
+    port1.close()
+    reply(message)
+  })
+  const common = { type: 'kindgi-files' as const, callId, port: port2 }
+  handle(
+    request.op === 'store'
+      ? { ...common, op: 'store', bytes: request.bytes, name: String(request.name), contentType: String(request.contentType) }
+      : { ...common, op: 'read', artifactId: String(request.artifactId) },
+  )
 }

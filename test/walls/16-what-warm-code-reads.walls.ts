@@ -17,6 +17,8 @@ describe('finding 16: warm pack code reads neither the front\'s environment nor 
       await withHost({ index: PACK, env: { KINDGI_PACK_SANDBOX: posture } }, async (host) => {
         const res = await rawInvoke(host.port, 'read-proc', {}, { tenantId: 'tenant-a', runId: 'attack' })
         expect.soft('error' in res ? res : res.body?.kind, 'the attack\'s answer').toBe('result')
+        // It did read something (its own environ), so the scan ran; the front's was refused.
+        expect.soft(Object.keys(('error' in res ? {} : res.body?.output?.results) ?? {}).length, 'paths it tried').toBeGreaterThan(3)
         expect.soft(JSON.stringify('error' in res ? res : res.body), 'what it read').not.toContain(TOKEN)
         await stillServes(host)
       })
@@ -32,7 +34,7 @@ describe('finding 16: warm pack code reads neither the front\'s environment nor 
     await withHost({ index: PACK, env: { KINDGI_PACK_SERVICE_TOKEN: undefined, KINDGI_PACK_SERVICE_TOKEN_FILE: file } }, async (host) => {
       for (const path of [file, `/var${file}`]) {
         const res = await rawInvoke(host.port, 'read-file', { path }, { tenantId: 'tenant-a', runId: 'attack' })
-        expect.soft(JSON.stringify('error' in res ? res : res.body), `what it read at ${path}`).not.toContain(TOKEN)
+        expect.soft('error' in res ? res : res.body?.output, `the attack at ${path}`).toEqual({ denied: 'ERR_ACCESS_DENIED' })
       }
       await stillServes(host)
     })
@@ -44,7 +46,7 @@ describe('finding 16: warm pack code reads neither the front\'s environment nor 
     writeFileSync(file, `${TOKEN}\n`)
     await withHost({ index: PACK, env: { KINDGI_PACK_SERVICE_TOKEN: undefined, KINDGI_PACK_SERVICE_TOKEN_FILE: file } }, async (host) => {
       const res = await rawInvoke(host.port, 'read-file', { path: file }, { tenantId: 'tenant-a', runId: 'attack' })
-      expect.soft(JSON.stringify('error' in res ? res : res.body), 'what it read').not.toContain(TOKEN)
+      expect.soft('error' in res ? res : res.body?.output, 'the attack').toEqual({ denied: 'ERR_ACCESS_DENIED' })
       await stillServes(host)
     })
   })
