@@ -50,6 +50,8 @@ export function messageOf(kind: string, fields: Fields): string {
       return 'draining: new calls are refused while calls in flight finish'
     case 'stopped':
       return 'stopped'
+    case 'call-not-started':
+      return `call to ${String(f.target)} ${String(f.id)} not started: ${String(f.why)}`
     case 'internal-error':
       return `internal error: ${String(f.error)}`
     default:

@@ -38,9 +38,10 @@ async function serveCommand(argv: string[]): Promise<void> {
   // Signals are handled from here on: one that arrives while the pack loads stops the boot.
   let stop: () => Promise<void> = async () => {
     log.info('stopped')
-    process.exit(0)
+    process.exit()
   }
   onSignals(() => stop())
+  onEscapedErrors(log, () => stop())
 
   // Metrics exist before the boot so worker replacements during it are counted; the gauges
   // read `state`, which exists before anyone can scrape.
@@ -93,6 +94,28 @@ function listen(state: FrontState, config: Config): Promise<Server> {
   })
 }
 
+/**
+ * The last resort for an error none of our code caught (a throw in a callback, a rejection no
+ * one awaited): a bookkeeping bug, never pack code, which runs in other processes. It is
+ * logged as an `internal-error` line. A rejection leaves the front's state as it was, so the
+ * service serves on; a throw may have cut a callback in half, so the service drains (calls in
+ * flight finish, new ones get 503) and exits 1 for its supervisor to restart it.
+ */
+function onEscapedErrors(log: Log, drainAndStop: () => Promise<void>): void {
+  let draining = false
+  process.on('unhandledRejection', (reason) => {
+    const err = reason instanceof Error ? reason : new Error(String(reason))
+    log.error('internal-error', { error: err.message, stack: err.stack, escaped: 'unhandledRejection' })
+  })
+  process.on('uncaughtException', (err) => {
+    log.error('internal-error', { error: err.message, stack: err.stack, escaped: 'uncaughtException', draining: true })
+    if (draining) return
+    draining = true
+    process.exitCode = 1
+    void drainAndStop()
+  })
+}
+
 function onSignals(handler: () => Promise<void>): void {
   let started = false
   const once = () => {
@@ -117,7 +140,8 @@ async function drain(state: FrontState, server: Server, log: Log, reloader: Relo
   server.closeAllConnections()
   await serving?.pool.close().catch(() => undefined)
   log.info('stopped')
-  process.exit(0)
+  // 0, or 1 after an escaped error (onEscapedErrors).
+  process.exit()
 }
 
 async function main(argv: string[]): Promise<void> {

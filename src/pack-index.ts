@@ -4,11 +4,11 @@
 import { createHash } from 'node:crypto'
 import { existsSync, readFileSync } from 'node:fs'
 import { resolve } from 'node:path'
-import { POSTURES, type Posture } from './config.js'
+import { POSTURES, type Posture } from './protocol/runnable-entry.js'
 import { createAjv } from './ajv.js'
 import { bundleOf, readBundleMap, type BundleMap } from './bundle-map.js'
 import { packIndexSchema } from './pack-index-schema.js'
-import type { RunnableEntry } from './protocol/worker-messages.js'
+import type { RunnableEntry } from './protocol/runnable-entry.js'
 
 export type IndexTool = {
   id: string

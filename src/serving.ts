@@ -4,7 +4,7 @@ import type { LoadedPack } from './pack-index.js'
 import type { Pool } from './pool/pool.js'
 import { errorMessage } from './protocol/messages.js'
 import type { ErrorMessage, RequestMessage, Target } from './protocol/wire.js'
-import type { RunnableEntry } from './protocol/worker-messages.js'
+import type { RunnableEntry } from './protocol/runnable-entry.js'
 
 export type Serving = {
   pack: LoadedPack

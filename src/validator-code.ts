@@ -5,7 +5,7 @@
 import { createRequire } from 'node:module'
 import type { Ajv2020 } from 'ajv/dist/2020.js'
 import { createAjv } from './ajv.js'
-import type { RunnableEntry, ValidatorCode } from './protocol/worker-messages.js'
+import type { RunnableEntry, ValidatorCode } from './protocol/runnable-entry.js'
 
 type StandaloneCode = (ajv: Ajv2020, validate: unknown) => string
 // ajv/dist/standalone is CommonJS with a default export the ESM interop does not see as callable.

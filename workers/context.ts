@@ -2,7 +2,8 @@
 // abortSignal, log, pause and files. secrets, connections and log are non-enumerable so
 // spreading or printing ctx never shows them.
 import type { WireContext } from '../src/protocol/wire.js'
-import type { CallTask, RunnableEntry } from '../src/protocol/worker-messages.js'
+import type { CallTask } from '../src/protocol/worker-messages.js'
+import type { RunnableEntry } from '../src/protocol/runnable-entry.js'
 import { callLogger } from './call-log.js'
 
 export const PAUSE = Symbol('kindgi.pause')

@@ -12,10 +12,12 @@ import { fileURLToPath } from 'node:url'
 import { fromBase64, openFrames, toBase64, viaIpc, type FrameChannel } from '../protocol/frame-channel.js'
 import type { FileReplyMessage, FromPack, FromPackItem, PackSetup, ToPack, ToPackItem } from '../protocol/pack-messages.js'
 import type { CallTask } from '../protocol/worker-messages.js'
-import { checkedAnswer, type GroupAnswer, type GroupOptions, type ReplaceReason, type RunningCall, type StopReason, type WorkerGroup } from './group.js'
+import { checkedAnswer, type GroupOptions, type RunningCall, type WorkerGroup } from './group.js'
+import type { GroupAnswer, ReplaceReason, StopReason } from '../protocol/call-answers.js'
 import { RUNTIME } from '../runtime.js'
 import { packProcessCommand } from './strict-flags.js'
-import { bridgeFileRequest, type FileReply } from './tool-files.js'
+import { bridgeFileRequest } from './tool-files.js'
+import type { FileReply } from '../protocol/worker-messages.js'
 
 // Bundled at build, like the workers: a replacement process loads one file.
 const PACK_PROCESS = fileURLToPath(new URL('../../workers/bundled/pack-process.js', import.meta.url))
@@ -227,7 +229,8 @@ export function createPackProcessGroup(options: PackProcessOptions): WorkerGroup
     proc.pending.clear()
     for (const probe of proc.probes.splice(0)) probe.reject(new Error(`its pack process exited (${why})`))
     const inFlight = died.find((call) => !call.answered)
-    for (const call of died) settle(call, { kind: 'died', reason: 'crash', detail: why })
+    // Ended by the service closing its groups, not by pack code: the calls were cut by the shutdown.
+    for (const call of died) settle(call, closed ? { kind: 'shutdown' } : { kind: 'died', reason: 'crash', detail: why })
     if (closed || proc !== current) return
     options.onReplaced('crash', inFlight?.id ?? died[0]?.id)
     // A process that keeps dying as it starts is restarted less and less often.

@@ -3,7 +3,7 @@
 // guard). `strict` entries are split the same way: each call gets a fresh worker anyway, so
 // sharing a group only shares which modules a spare has imported, and keeps the number of
 // spares bounded whatever the number of tools. `context-isolated` entries get their own.
-import type { RunnableEntry } from '../protocol/worker-messages.js'
+import type { RunnableEntry } from '../protocol/runnable-entry.js'
 
 export type GroupPlan = { key: string; posture: RunnableEntry['posture']; memMB: number | undefined; entries: RunnableEntry[] }
 

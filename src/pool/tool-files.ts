@@ -2,15 +2,10 @@
 // runtime's file URL and token stay in the front, never in a worker. Each request lives
 // only while its call does: the call's answer or deadline aborts it.
 import { MessageChannel, type MessagePort } from 'node:worker_threads'
+import type { FileReply, FileRequest, FileValue } from '../protocol/worker-messages.js'
 
 export type FileGrant = { url: string; token: string }
 
-export type FileRequest =
-  | { type: 'kindgi-files'; callId: number; nonce?: string; op: 'store'; bytes: ArrayBuffer; name: string; contentType: string; port: MessagePort }
-  | { type: 'kindgi-files'; callId: number; nonce?: string; op: 'read'; artifactId: string; port: MessagePort }
-
-export type FileValue = Record<string, unknown> | { bytes: ArrayBuffer } | { busy: true }
-export type FileReply = { kind: 'ok'; value: FileValue } | { kind: 'error'; message: string }
 
 export type ToolFiles = {
   /** Lets a call's worker use the grant until `signal` aborts; returns the revoke. */

@@ -5,9 +5,10 @@
 // one message (an array), since a message per call costs the front more than the call.
 // Every item names its call; the front acts on an item only for a call pending in the process
 // that sent it (a pack process is pack code: it may say anything).
-import type { FileValue } from '../pool/tool-files.js'
-import type { GroupAnswer, ReplaceReason, StopReason } from '../pool/group.js'
-import type { CallTask, RunnableEntry } from './worker-messages.js'
+import type { FileValue } from './worker-messages.js'
+import type { GroupAnswer, ReplaceReason, StopReason } from './call-answers.js'
+import type { CallTask } from './worker-messages.js'
+import type { RunnableEntry } from './runnable-entry.js'
 
 /** A file request's reply as it crosses: bytes read, if any, as base64 in `bytes64`. */
 export type FileReplyMessage = { kind: 'ok'; value: Exclude<FileValue, { bytes: ArrayBuffer }> | { bytes64: string } } | { kind: 'error'; message: string }

@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest'
 import { planGroups } from '../../src/pool/plan.js'
 import { MAX_SPARES, spareTarget } from '../../src/pool/spare-sizing.js'
-import type { RunnableEntry } from '../../src/protocol/worker-messages.js'
+import type { RunnableEntry } from '../../src/protocol/runnable-entry.js'
 
 function entry(id: string, extra: Partial<RunnableEntry> = {}): RunnableEntry {
   return {
