@@ -12,6 +12,7 @@ import { createInFlight } from './http/in-flight.js'
 import { createLog, type Log } from './log.js'
 import { NO_METRICS, type Metrics } from './metrics.js'
 import { startMetricsServer } from './metrics-server.js'
+import { onEscapedErrors } from './escaped-errors.js'
 import { envDroppedReporter } from './pool/worker-env.js'
 import { tokenFileProblem } from './pool/strict-flags.js'
 import { startReloading, type Reloader } from './reload.js'
@@ -40,8 +41,10 @@ async function serveCommand(argv: string[]): Promise<void> {
     log.info('stopped')
     process.exit()
   }
-  onSignals(() => stop())
-  onEscapedErrors(log, () => stop())
+  let stopping: Promise<void> | undefined
+  const stopOnce = () => (stopping ??= stop())
+  onSignals(stopOnce)
+  onEscapedErrors(log, stopOnce)
 
   // Metrics exist before the boot so worker replacements during it are counted; the gauges
   // read `state`, which exists before anyone can scrape.
@@ -94,37 +97,10 @@ function listen(state: FrontState, config: Config): Promise<Server> {
   })
 }
 
-/**
- * The last resort for an error none of our code caught (a throw in a callback, a rejection no
- * one awaited): a bookkeeping bug, never pack code, which runs in other processes. It is
- * logged as an `internal-error` line. A rejection leaves the front's state as it was, so the
- * service serves on; a throw may have cut a callback in half, so the service drains (calls in
- * flight finish, new ones get 503) and exits 1 for its supervisor to restart it.
- */
-function onEscapedErrors(log: Log, drainAndStop: () => Promise<void>): void {
-  let draining = false
-  process.on('unhandledRejection', (reason) => {
-    const err = reason instanceof Error ? reason : new Error(String(reason))
-    log.error('internal-error', { error: err.message, stack: err.stack, escaped: 'unhandledRejection' })
-  })
-  process.on('uncaughtException', (err) => {
-    log.error('internal-error', { error: err.message, stack: err.stack, escaped: 'uncaughtException', draining: true })
-    if (draining) return
-    draining = true
-    process.exitCode = 1
-    void drainAndStop()
-  })
-}
-
 function onSignals(handler: () => Promise<void>): void {
-  let started = false
-  const once = () => {
-    if (started) return
-    started = true
-    void handler()
-  }
-  process.on('SIGTERM', once)
-  process.on('SIGINT', once)
+  const onSignal = () => void handler()
+  process.on('SIGTERM', onSignal)
+  process.on('SIGINT', onSignal)
 }
 
 async function drain(state: FrontState, server: Server, log: Log, reloader: Reloader | undefined): Promise<void> {
