@@ -77,7 +77,10 @@ async function drain(spec: LoadSpec): Promise<number> {
           headers: { 'content-type': 'application/json', 'kindgi-pack-token': spec.token },
           body: spec.barrierBody,
         }).then(
-          async (res) => (await res.arrayBuffer(), res.status),
+          async (res) => {
+            await res.arrayBuffer()
+            return res.status
+          },
           () => 0,
         ),
       ),

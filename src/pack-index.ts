@@ -164,7 +164,7 @@ export function loadPackIndex(indexPath: string, moduleRoot: string, leastPostur
     })
   })
 
-  const indexHash = 'sha256:' + createHash('sha256').update(bytes).digest('hex')
+  const indexHash = `sha256:${createHash('sha256').update(bytes).digest('hex')}`
   return { kind: 'ok', pack: { index, indexHash, entries, declarativeTools }, problems }
 }
 

@@ -35,7 +35,7 @@ export function callLogger(about: { target: 'tool' | 'check'; id: string }, ids:
       line = JSON.stringify({ ...head, ...bound, message, msg: text })
     }
     try {
-      writeSync(2, line + '\n')
+      writeSync(2, `${line}\n`)
     } catch {
       // stderr closed: nothing sensible to do from pack code's logger
     }

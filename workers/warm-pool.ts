@@ -214,10 +214,19 @@ export function createWarmPool(options: WarmPoolOptions): WarmPool {
   }
 
   function failed(call: Call, err: unknown): void {
-    if (closing) return end(call, { kind: 'shutdown' })
+    if (closing) {
+      end(call, { kind: 'shutdown' })
+      return
+    }
     // On a worker another call retired, after that call: the worker ran nothing of it.
-    if (call.state === 'running' && call.threadId !== undefined && retired.has(call.threadId)) return start(call)
-    if (call.state === 'stopping') return end(call, { kind: 'died', reason: 'crash', detail: 'its worker was terminated' })
+    if (call.state === 'running' && call.threadId !== undefined && retired.has(call.threadId)) {
+      start(call)
+      return
+    }
+    if (call.state === 'stopping') {
+      end(call, { kind: 'died', reason: 'crash', detail: 'its worker was terminated' })
+      return
+    }
     const death = describeDeath(err)
     if (!call.answered) options.onReplaced(death.reason, call.id)
     end(call, { kind: 'died', ...death })
@@ -269,7 +278,10 @@ export function createWarmPool(options: WarmPoolOptions): WarmPool {
         return
       }
       if (call.state !== 'running') return
-      if (reason === 'cpu') return terminate(call, reason)
+      if (reason === 'cpu') {
+        terminate(call, reason)
+        return
+      }
       aborts.postMessage({ callId: task.callId, reason, nonce: call.task.nonce } satisfies AbortNotice)
       clearTimeout(call.timer)
       call.timer = setTimeout(() => terminate(call, reason), ABORT_GRACE_MS)

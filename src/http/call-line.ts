@@ -40,7 +40,8 @@ export function newSpanId(parentId: string): string {
       randomFillSync(spanPool)
       spanAt = 0
     }
-    const id = spanPool.toString('hex', spanAt, (spanAt += SPAN_BYTES))
+    const id = spanPool.toString('hex', spanAt, spanAt + SPAN_BYTES)
+    spanAt += SPAN_BYTES
     if (id !== parentId && id !== ZERO_SPAN) return id
   }
 }

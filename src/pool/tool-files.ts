@@ -1,7 +1,7 @@
 // Tool files (protocol 2.10, CONTRACT §7) made by the host on a handler's behalf: the
 // runtime's file URL and token stay in the front, never in a worker. Each request lives
 // only while its call does: the call's answer or deadline aborts it.
-import { MessageChannel, type MessagePort } from 'node:worker_threads'
+import { MessageChannel, } from 'node:worker_threads'
 import type { FileReply, FileRequest, FileValue } from '../protocol/worker-messages.js'
 
 export type FileGrant = { url: string; token: string }

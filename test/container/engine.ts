@@ -42,8 +42,14 @@ export function run(cmd: string, args: string[], options: { timeoutMs?: number; 
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()))
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()))
     const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs ?? 120_000)
-    child.once('error', (err) => (clearTimeout(timer), resolve({ code: null, stdout, stderr: stderr + String(err) })))
-    child.once('close', (code) => (clearTimeout(timer), resolve({ code, stdout, stderr })))
+    child.once('error', (err) => {
+      clearTimeout(timer)
+      resolve({ code: null, stdout, stderr: stderr + String(err) })
+    })
+    child.once('close', (code) => {
+      clearTimeout(timer)
+      resolve({ code, stdout, stderr })
+    })
     child.stdin.end(options.input ?? '')
   })
 }

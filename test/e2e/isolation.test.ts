@@ -177,6 +177,6 @@ describe('limits and network policy', () => {
     ]
     const [blown, ...others] = await Promise.all(calls)
     expect(blown!.body).toMatchObject({ code: 'handler-throw', toolId: 'alloc-heap' })
-    others.forEach((res, i) => expect(res.body).toEqual({ v: 2, kind: 'result', output: { ms: 400, i } }))
+    for (const [i, res] of others.entries()) expect(res.body).toEqual({ v: 2, kind: 'result', output: { ms: 400, i } })
   })
 })

@@ -62,7 +62,12 @@ function start(): Real {
     stop: (reason) => real.stops.push(reason),
     busyMs: () => real.busy,
   }
-  void followCall(running, entry, { timeoutMs: TIMEOUT_MS, onCallerGone: (l) => ((gone = l), () => (gone = undefined)) }, () => real.releases++).then((a) => real.responses.push(a))
+  void followCall(running, entry, { timeoutMs: TIMEOUT_MS, onCallerGone: (l) => {
+    gone = l
+    return () => {
+      gone = undefined
+    }
+  } }, () => real.releases++).then((a) => real.responses.push(a))
   return real
 }
 

@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest'
 const MODULE = fileURLToPath(new URL('../../dist/src/escaped-errors.js', import.meta.url))
 
 /** Runs `trigger` after installing the policy with a log and a drain that print what they got. */
-function escape(trigger: string): { status: number | null; lines: Array<Record<string, unknown>> } {
+function runEscaping(trigger: string): { status: number | null; lines: Array<Record<string, unknown>> } {
   const script = `
     import { onEscapedErrors } from ${JSON.stringify(MODULE)}
     const log = { error: (kind, fields) => console.log(JSON.stringify({ kind, ...fields })) }
@@ -25,14 +25,14 @@ function escape(trigger: string): { status: number | null; lines: Array<Record<s
 
 describe('an error that escapes the front\'s own code', () => {
   it('a throw in a callback is logged as internal-error, drains once, and the process exits 1', () => {
-    const { status, lines } = escape(`setTimeout(() => { throw new Error('bookkeeping broke') }, 10); setTimeout(() => { throw new Error('again') }, 15)`)
+    const { status, lines } = runEscaping(`setTimeout(() => { throw new Error('bookkeeping broke') }, 10); setTimeout(() => { throw new Error('again') }, 15)`)
     expect(lines[0]).toMatchObject({ kind: 'internal-error', error: 'bookkeeping broke', escaped: 'uncaughtException', draining: true })
     expect(lines.filter((l) => l.kind === 'drained')).toHaveLength(1)
     expect(status).toBe(1)
   })
 
   it('a rejection no one awaited is logged as internal-error, drains, and the process exits 1', () => {
-    const { status, lines } = escape(`Promise.reject(new Error('a promise chain broke'))`)
+    const { status, lines } = runEscaping(`Promise.reject(new Error('a promise chain broke'))`)
     expect(lines[0]).toMatchObject({ kind: 'internal-error', error: 'a promise chain broke', escaped: 'unhandledRejection' })
     expect(lines.map((l) => l.kind)).toContain('drained')
     expect(status).toBe(1)

@@ -10,8 +10,7 @@ import { createPackProcessGroup } from '../../dist/src/pool/pack-process-group.j
 import { createThreadBudget } from '../../dist/src/pool/thread-budget.js'
 import type { WorkerGroup } from '../../src/pool/group.js'
 import type { GroupAnswer, ReplaceReason } from '../../src/protocol/call-answers.js'
-import type { FileRequest } from '../../src/protocol/worker-messages.js'
-import type { CallTask } from '../../src/protocol/worker-messages.js'
+import type { CallTask, FileRequest } from '../../src/protocol/worker-messages.js'
 import type { RunnableEntry } from '../../src/protocol/runnable-entry.js'
 
 const FAKE = fileURLToPath(new URL('../fixtures/fake-pack-process/fake.mjs', import.meta.url))
