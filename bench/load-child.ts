@@ -63,7 +63,7 @@ async function keepBusy(spec: LoadSpec, seconds: number, onResponse?: (status: n
 /**
  * Waits until the server has no call left over from a previous run: autocannon drops its
  * connections at the end of a run, the host answers those calls `cancelled` but frees their
- * slots only when their workers are free (CONTRACT §6), so the next run could meet 503s or
+ * slots only when their workers are free (docs/spec/CONTRACT.md §6), so the next run could meet 503s or
  * a queue. `barrierBody` calls, as many at once as the cap, must all be admitted twice in a row.
  */
 async function drain(spec: LoadSpec): Promise<number> {

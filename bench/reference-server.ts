@@ -5,7 +5,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { toIssues } from '../src/ajv.js'
-import { tokenGuard } from '../src/http/guards.js'
+import { tokenGuard } from '../src/http/access-checks.js'
 import { BODY_LIMIT, readBody } from '../src/http/read-body.js'
 import { loadPackIndex } from '../src/pack-index.js'
 import { errorMessage, handlerThrow, validationText } from '../src/protocol/messages.js'

@@ -1,4 +1,4 @@
-// Reads the pack's index.json and checks it (CONTRACT §1 boot order, pack-index.md), then
+// Reads the pack's index.json and checks it (docs/spec/CONTRACT.md §1 boot order, pack-index.md), then
 // turns it into the entries the pool runs. Never imports pack code: modules are only
 // checked for existence here and loaded in workers.
 import { createHash } from 'node:crypto'

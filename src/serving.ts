@@ -52,7 +52,7 @@ export function servesId(serving: Serving, about: Target): boolean {
 
 export type Resolved = { kind: 'ok'; entry: RunnableEntry } | { kind: 'error'; error: ErrorMessage }
 
-/** Finds the entry a request names (CONTRACT §5: tools by id and version, checks by id). */
+/** Finds the entry a request names (docs/spec/CONTRACT.md §5: tools by id and version, checks by id). */
 export function resolveEntry(serving: Serving, message: RequestMessage): Resolved {
   if (message.kind === 'check-invoke') {
     const id = message.check.id

@@ -1,4 +1,4 @@
-// Builds the ctx a handler receives (CONTRACT §6): the wire context minus toolFiles, plus
+// Builds the ctx a handler receives (docs/spec/CONTRACT.md §6): the wire context minus toolFiles, plus
 // abortSignal, log, pause and files. secrets, connections and log are non-enumerable so
 // spreading or printing ctx never shows them.
 import type { WireContext } from '../src/protocol/wire.js'

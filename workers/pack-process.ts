@@ -5,6 +5,7 @@
 // (fd 3, frame-channel.ts) in batches; answers, frees and file requests go back the same way.
 // Whatever pack code does to this process (exit, abort, kill it) ends only it: the front
 // answers its calls and starts another.
+import { randomBytes } from 'node:crypto'
 import { Socket } from 'node:net'
 import type { MessagePort } from 'node:worker_threads'
 import { fromBase64, openFrames, toBase64, viaIpc } from '../src/protocol/frame-channel.js'
@@ -21,6 +22,10 @@ const calls = new Map<number, RunningCall>()
 const filePorts = new Map<number, MessagePort>()
 let nextFileRequest = 0
 let lastWorkers = -1
+
+/** What came before the pool was made (it waits for the front to count this process's threads). */
+let early: ToPack[] | undefined = []
+let setupGiven: PackSetup | undefined
 
 let outbox: FromPackItem[] = []
 let flushing = false
@@ -56,6 +61,16 @@ function flush(): void {
   if (items.length > 0) send({ type: 'batch', items })
 }
 
+/**
+ * A group whose tools all have limits has its threads counted by the front: Node's own threads
+ * first, once libuv's thread pool is up (an async crypto call starts it), before any worker.
+ */
+function prepare(setup: PackSetup): void {
+  setupGiven = setup
+  if (!setup.countThreads) return start(setup)
+  randomBytes(1, () => send({ type: 'threads-base' }))
+}
+
 function start(setup: PackSetup): void {
   pool = createWarmPool({
     key: setup.key,
@@ -71,6 +86,9 @@ function start(setup: PackSetup): void {
   setInterval(() => {
     if ((pool?.workerCount() ?? 0) !== lastWorkers) out({ type: 'workers', count: pool?.workerCount() ?? 0 })
   }, WORKERS_CHECK_MS).unref()
+  const waiting = early ?? []
+  early = undefined
+  for (const message of waiting) onMessage(message)
 }
 
 function run(task: CallTask): void {
@@ -117,6 +135,10 @@ function handle(item: ToPackItem): void {
     case 'file-reply':
       fileReply(item.req, item.reply)
       return
+    case 'count-threads':
+      // Sent at once, not batched: the front reads the process's threads as this arrives.
+      send({ type: 'batch', items: [{ type: 'threads', live: (pool as WarmPool).liveThreads(), secret: (setupGiven as PackSetup).secret }] })
+      return
   }
 }
 
@@ -125,10 +147,13 @@ void process.stdout
 void process.stderr
 
 function onMessage(message: ToPack): void {
+  if (message.type === 'setup') return prepare(message.setup)
+  if (message.type === 'threads-counted') return start(setupGiven as PackSetup)
+  if (early !== undefined) {
+    early.push(message)
+    return
+  }
   switch (message.type) {
-    case 'setup':
-      start(message.setup)
-      return
     case 'probe':
       ;(pool as WarmPool).probe().then(
         (problems) => send({ type: 'probed', problems }),

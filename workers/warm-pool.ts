@@ -51,6 +51,8 @@ export type WarmPool = {
   probe(): Promise<string[]>
   run(task: CallTask): RunningCall
   workerCount(): number
+  /** Worker threads the pool has made that have not exited yet (the front counts the process's threads against it). */
+  liveThreads(): number
   close(): Promise<void>
 }
 
@@ -83,6 +85,8 @@ export function createWarmPool(options: WarmPoolOptions): WarmPool {
   const setup: WorkerSetup = { groupKey: options.key, entries: options.entries, abortChannel }
   /** Workers by thread id, for busy time and termination. */
   const threads = new Map<number, Worker>()
+  /** Every worker the pool made, until its thread has exited (Piscina forgets a worker as it terminates it). */
+  const notExited = new Set<Worker>()
   /** Workers terminated (or being) because a call retired them: the balancer gives them nothing. */
   const retired = new Set<number>()
   /** Calls handed to Piscina and not settled, by call id: file requests are honoured only for these. */
@@ -138,7 +142,7 @@ export function createWarmPool(options: WarmPoolOptions): WarmPool {
   aborts.unref()
 
   const holders = (): Holder[] => [...threads.values()].map((t) => ({ key: t, busyMs: () => t.performance.eventLoopUtilization().active }))
-  const budget = createThreadBudget(options.workerThreads, holders)
+  const budget = createThreadBudget(options.workerThreads, holders, { shortCallsOverlap: true })
 
   function answer(call: Call, given: GroupAnswer): void {
     if (call.answered) return
@@ -174,9 +178,18 @@ export function createWarmPool(options: WarmPoolOptions): WarmPool {
     let found = threads.get(threadId)
     if (found === undefined) {
       found = pool.threads.find((t) => t.threadId === threadId)
-      if (found !== undefined) threads.set(threadId, found)
+      if (found !== undefined) {
+        threads.set(threadId, found)
+        seen(found)
+      }
     }
     return found
+  }
+
+  function seen(worker: Worker): void {
+    if (notExited.has(worker)) return
+    notExited.add(worker)
+    worker.once('exit', () => notExited.delete(worker))
   }
 
   /** Told by the balancer, as Piscina posts the task: the call is on this worker from now. */
@@ -296,6 +309,10 @@ export function createWarmPool(options: WarmPoolOptions): WarmPool {
     },
     run,
     workerCount: () => threads.size,
+    liveThreads() {
+      for (const worker of pool.threads) seen(worker)
+      return notExited.size
+    },
     async close() {
       closing = true
       budget.close()

@@ -12,7 +12,7 @@ import type { FileGrant } from '../pool/tool-files.js'
 import { resolveEntry, servesId, type Serving } from '../serving.js'
 import { callFields, callLine, type CallFields } from './call-line.js'
 import { notReady, refusalReason, type FrontState } from './front-state.js'
-import { tenantMismatch } from './guards.js'
+import { tenantMismatch } from './access-checks.js'
 import { BODY_LIMIT, readBody } from './read-body.js'
 
 type Ctx = Context<{ Bindings: HttpBindings }>
@@ -75,7 +75,7 @@ export async function invoke(c: Ctx, state: FrontState, options: InvokeOptions):
     state.metrics.callFinished({ target: about?.target, id, outcome, durationMs: line.durationMs as number })
   }
   // A Response built directly with plain headers (node-server's light Response): c.body with
-  // more than one header makes Hono build a WHATWG Headers, ~2 % of the front at 32 callers.
+  // more than one header makes Hono build a WHATWG Headers, a cost on every call (bench/PROFILE.md, design figures).
   const answer = (bodyText: string) =>
     new Response(bodyText, {
       status: 200,
@@ -147,7 +147,7 @@ function callerGone(outgoing: ServerResponse, listener: () => void): () => void 
 }
 
 /**
- * toolFiles never reaches pack code (CONTRACT §7): the worker gets the message without it,
+ * toolFiles never reaches pack code (docs/spec/CONTRACT.md §7): the worker gets the message without it,
  * and which of files.store/read the handler may use; the front keeps the URL and token.
  */
 function toolFilesOf(

@@ -1,4 +1,4 @@
-// Tool files (protocol 2.10, CONTRACT §7) made by the host on a handler's behalf: the
+// Tool files (protocol 2.10, docs/spec/CONTRACT.md §7) made by the host on a handler's behalf: the
 // runtime's file URL and token stay in the front, never in a worker. Each request lives
 // only while its call does: the call's answer or deadline aborts it.
 import { MessageChannel, } from 'node:worker_threads'

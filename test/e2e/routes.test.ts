@@ -1,4 +1,4 @@
-// CONTRACT §2: routes, the order of checks, transport statuses and answer headers.
+// docs/spec/CONTRACT.md §2: routes, the order of checks, transport statuses and answer headers.
 import { createHash } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import { request as httpRequest } from 'node:http'

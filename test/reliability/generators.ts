@@ -189,7 +189,7 @@ export const messageCase: fc.Arbitrary<WireCase> = fc.tuple(hostArb, fc.oneof({ 
   requests: [{ method: 'POST', target: '/v1/invoke', expect: expectForText(body) }],
 }))
 
-/** What the first parse steps of CONTRACT §5 must answer for a body, where they decide. */
+/** What the first parse steps of docs/spec/CONTRACT.md §5 must answer for a body, where they decide. */
 export function expectForText(body: string): SentRequest['expect'] {
   let value: unknown
   try {
@@ -295,7 +295,7 @@ export const routeCase: fc.Arbitrary<WireCase> = fc
     return { what: 'route', host, pieces: [rawRequest(method, target, headers, body)], requests: [{ method, target, expect: expectForRoute(method, target, withToken, body) }] }
   })
 
-/** The exact status CONTRACT §2 gives a canonical route, method and token (undefined when it is not canonical). */
+/** The exact status docs/spec/CONTRACT.md §2 gives a canonical route, method and token (undefined when it is not canonical). */
 export function expectForRoute(method: string, target: string, withToken: boolean, body: string): SentRequest['expect'] {
   if (!ROUTES.includes(target) || !METHODS.includes(method)) return undefined
   const get = method === 'GET' || method === 'HEAD'

@@ -47,11 +47,14 @@ describe('calls queued behind a running call', () => {
 
   it('a queued call whose caller leaves is freed at once and never reaches pack code', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'kindgi-warm-'))
+    // One core, and short calls may overlap up to two: two sleeps hold the budget.
     const slow = pool.run(task('sleep', { ms: 300 }))
+    const slow2 = pool.run(task('sleep', { ms: 300 }))
     const gone = pool.run(task('marker', { path: join(dir, 'ran') }))
     gone.stop('cancelled')
     await gone.freed
     expect(await slow.answer).toEqual(output({ slept: 300 }))
+    expect(await slow2.answer).toEqual(output({ slept: 300 }))
     await pool.run(task('echo', { after: true })).answer
     expect(existsSync(join(dir, 'ran'))).toBe(false)
   })
