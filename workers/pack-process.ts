@@ -67,7 +67,10 @@ function flush(): void {
  */
 function prepare(setup: PackSetup): void {
   setupGiven = setup
-  if (!setup.countThreads) return start(setup)
+  if (!setup.countThreads) {
+    start(setup)
+    return
+  }
   randomBytes(1, () => send({ type: 'threads-base' }))
 }
 
@@ -147,8 +150,14 @@ void process.stdout
 void process.stderr
 
 function onMessage(message: ToPack): void {
-  if (message.type === 'setup') return prepare(message.setup)
-  if (message.type === 'threads-counted') return start(setupGiven as PackSetup)
+  if (message.type === 'setup') {
+    prepare(message.setup)
+    return
+  }
+  if (message.type === 'threads-counted') {
+    start(setupGiven as PackSetup)
+    return
+  }
   if (early !== undefined) {
     early.push(message)
     return

@@ -20,29 +20,22 @@ import { randomUUID } from 'node:crypto'
 import { fileURLToPath } from 'node:url'
 import { BroadcastChannel, type Worker } from 'node:worker_threads'
 import { Piscina } from 'piscina'
-import type { CallResult, GroupAnswer, ReplaceReason, StopReason } from '../src/protocol/call-answers.js'
+import type { CallResult, GroupAnswer, StopReason } from '../src/protocol/call-answers.js'
 import { cpuExceeded } from '../src/protocol/messages.js'
 import type { RunnableEntry } from '../src/protocol/runnable-entry.js'
 import type { AbortNotice, CallTask, FileRequest, ProbeResult, WarmReply, WorkerSetup } from '../src/protocol/worker-messages.js'
-import { ABORT_GRACE_MS, describeDeath, resourceLimits, retireReason, WORKER_EXEC_ARGV, type RunningCall } from '../src/pool/group.js'
+import { ABORT_GRACE_MS, describeDeath, resourceLimits, retireReason, WORKER_EXEC_ARGV, type GroupOptions, type RunningCall } from '../src/pool/group.js'
 import { createThreadBudget, type BudgetTicket, type Holder } from '../src/pool/thread-budget.js'
 
 const POOLED_WORKER = fileURLToPath(new URL('./pooled.js', import.meta.url))
 /** How often a call past its cpuMs of wall time has its worker's busy time read. */
 const CPU_CHECK_MS = 20
 
-export type WarmPoolOptions = {
-  key: string
-  entries: RunnableEntry[]
-  env: Record<string, string>
-  memMB: number | undefined
+/** As a front-side group is made (`maxThreads`: the service's concurrency cap), with the pack process's own budget. */
+export type WarmPoolOptions = Pick<GroupOptions, 'key' | 'entries' | 'env' | 'memMB' | 'maxThreads' | 'onReplaced' | 'onFileRequest'> & {
   minThreads: number
-  /** Calls that may be on the pool's workers at once (the service's concurrency cap). */
-  maxThreads: number
   /** Calls that may compute at once (KINDGI_PACK_WORKER_THREADS). */
   workerThreads: number
-  onReplaced(reason: ReplaceReason, id: string | undefined): void
-  onFileRequest(request: FileRequest): void
   /** The worker module (tests); the bundled pooled worker by default. */
   workerFile?: string
 }

@@ -116,39 +116,29 @@ class WorkerFrees implements fc.AsyncCommand<Model, Real> {
   toString = () => 'worker frees the call'
 }
 
-class DeadlinePasses implements fc.AsyncCommand<Model, Real> {
+/** A limit fires from outside the worker: the deadline, the caller leaving, cpuMs passed. */
+class LimitFires implements fc.AsyncCommand<Model, Real> {
+  constructor(
+    readonly reason: StopReason,
+    readonly outcome: string,
+    readonly fire: (r: Real) => void,
+  ) {}
   check = () => true
   async run(m: Model, r: Real) {
-    vi.advanceTimersByTime(TIMEOUT_MS)
+    this.fire(r)
     await flush()
-    limit(m, 'deadline-exceeded', 'deadline')
+    limit(m, this.outcome, this.reason)
     check(m, r)
   }
-  toString = () => 'deadline passes'
+  toString = () => `${this.reason} fires`
 }
 
-class CallerLeaves implements fc.AsyncCommand<Model, Real> {
-  check = () => true
-  async run(m: Model, r: Real) {
-    r.leave()
-    await flush()
-    limit(m, 'cancelled', 'cancelled')
-    check(m, r)
-  }
-  toString = () => 'caller leaves'
-}
-
-class CpuPassed implements fc.AsyncCommand<Model, Real> {
-  check = () => true
-  async run(m: Model, r: Real) {
-    r.busy = CPU_MS + 1
-    vi.advanceTimersByTime(CPU_MS + 25)
-    await flush()
-    limit(m, 'deadline-exceeded', 'cpu')
-    check(m, r)
-  }
-  toString = () => 'the call passes cpuMs'
-}
+const deadlinePasses = new LimitFires('deadline', 'deadline-exceeded', () => vi.advanceTimersByTime(TIMEOUT_MS))
+const callerLeaves = new LimitFires('cancelled', 'cancelled', (r) => r.leave())
+const cpuPassed = new LimitFires('cpu', 'deadline-exceeded', (r) => {
+  r.busy = CPU_MS + 1
+  vi.advanceTimersByTime(CPU_MS + 25)
+})
 
 describe('the front\'s owner of a call', () => {
   beforeEach(() => {
@@ -163,9 +153,9 @@ describe('the front\'s owner of a call', () => {
       [
         fc.constantFrom(ok, died).map((a) => new WorkerAnswers(a)),
         fc.constant(new WorkerFrees()),
-        fc.constant(new DeadlinePasses()),
-        fc.constant(new CallerLeaves()),
-        fc.constant(new CpuPassed()),
+        fc.constant(deadlinePasses),
+        fc.constant(callerLeaves),
+        fc.constant(cpuPassed),
       ],
       { maxCommands: 8 },
     )
