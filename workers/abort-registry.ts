@@ -1,10 +1,14 @@
-// Fires a running call's ctx.abortSignal when the front says its deadline passed or its
-// caller left. The pack process cannot address one Piscina worker, so it broadcasts the call
-// id, with the secret nonce of the call's run: pack code that posts on the channel fires nothing.
+// Fires a running call's ctx.abortSignal when the front says its deadline passed or its caller
+// left, and keeps a call still waiting its turn on this worker from running at all when the
+// pack process withdraws it. The pack process cannot address one Piscina worker, so it
+// broadcasts the call id with the call's secret nonce: pack code that posts on the channel
+// fires nothing.
 import { BroadcastChannel } from 'node:worker_threads'
 import type { AbortNotice } from '../src/protocol/worker-messages.js'
 
 const running = new Map<number, { controller: AbortController; nonce: string | undefined }>()
+/** Calls this worker holds that have not had their turn yet, and whether they were withdrawn. */
+const waiting = new Map<number, { nonce: string | undefined; withdrawn: boolean; onWithdrawn(): void }>()
 
 export function listenForAborts(channelName: string): void {
   const channel = new BroadcastChannel(channelName)
@@ -12,11 +16,29 @@ export function listenForAborts(channelName: string): void {
   channel.unref()
 }
 
-/** Fires the call's signal when the notice carries the call's run nonce (a warm worker's; a strict process has none). */
+/** Acts on a notice that carries the call's nonce (a warm worker's; a strict process has none). */
 export function abortCall(notice: AbortNotice): void {
+  const queued = waiting.get(notice.callId)
+  if (queued !== undefined && queued.nonce === notice.nonce) {
+    if (!queued.withdrawn) queued.onWithdrawn()
+    queued.withdrawn = true
+    return
+  }
   const call = running.get(notice.callId)
-  if (call === undefined || call.nonce !== notice.nonce) return
+  if (call === undefined || call.nonce !== notice.nonce || notice.reason === 'withdrawn') return
   call.controller.abort(new Error(notice.reason === 'deadline' ? 'deadline exceeded' : 'caller went away'))
+}
+
+/** The call reached this worker and waits for its turn; `onWithdrawn` runs if it is withdrawn before it. */
+export function callWaits(callId: number, nonce: string | undefined, onWithdrawn: () => void): void {
+  waiting.set(callId, { nonce, withdrawn: false, onWithdrawn })
+}
+
+/** Its turn came: true when it was withdrawn meanwhile (it must not run). */
+export function turnCame(callId: number): boolean {
+  const queued = waiting.get(callId)
+  waiting.delete(callId)
+  return queued?.withdrawn === true
 }
 
 export function registerCall(callId: number, nonce: string | undefined): AbortSignal {

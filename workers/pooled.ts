@@ -1,11 +1,13 @@
-// The Piscina task module: a warm worker that serves one call per task, again and again, and
-// settles each task with the call's answer. A call that must not leave its worker reusable
-// (context-isolated after a failure, past memMB, a stray throw) answers with `retire`; the
-// pack process then terminates this worker (workers/warm-pool.ts), and until it does, the
-// worker runs nothing more: a task it is still given answers `not-run` and goes elsewhere.
+// The Piscina task module: a warm worker that serves calls one at a time, again and again, and
+// settles each task with its call's answer. A task may reach the worker while another runs
+// (the pack process lines calls up behind short ones: workers/warm-pool.ts); it waits its
+// turn, and runs nothing if it was withdrawn meanwhile (it answers `not-run`). A call that must
+// not leave its worker reusable (context-isolated after a failure, past memMB, a stray throw)
+// answers with `retire`; the pack process then terminates this worker, and until it does, the
+// worker runs nothing more: every task after it answers `not-run` and goes elsewhere.
 import { workerData } from 'node:worker_threads'
-import type { ProbeResult, WarmReply, WorkerSetup, WorkerTask } from '../src/protocol/worker-messages.js'
-import { listenForAborts } from './abort-registry.js'
+import type { CallTask, ProbeResult, WarmReply, WorkerSetup, WorkerTask } from '../src/protocol/worker-messages.js'
+import { callWaits, listenForAborts, turnCame } from './abort-registry.js'
 import { runCall } from './run-call.js'
 import { holdStrayErrors, strayErrorSeen } from './stray-errors.js'
 import { startWorker } from './worker-state.js'
@@ -18,10 +20,25 @@ delete (workerData as Partial<WorkerSetup>).abortChannel
 listenForAborts(setup.abortChannel)
 const loaded = await startWorker(setup)
 let retiring = false
+/** The call before the last one to arrive: each waits for the one before it. */
+let last: Promise<unknown> = Promise.resolve()
 
-export default async function task(task: WorkerTask): Promise<WarmReply | ProbeResult> {
-  if (task.type === 'probe') return { problems: loaded.problems }
-  if (retiring) return { kind: 'not-run' }
+export default function task(task: WorkerTask): Promise<WarmReply | ProbeResult> {
+  if (task.type === 'probe') return Promise.resolve({ problems: loaded.problems })
+  // Withdrawn while it waits: answered not-run at once, so it can run elsewhere; its turn, when it comes, is skipped.
+  let withdrawn!: () => void
+  const notRun = new Promise<WarmReply>((resolve) => (withdrawn = () => resolve({ kind: 'not-run' })))
+  callWaits(task.callId, task.nonce, withdrawn)
+  const turn = last.then(() => serve(task))
+  last = turn.then(
+    () => undefined,
+    () => undefined,
+  )
+  return Promise.race([turn, notRun])
+}
+
+async function serve(task: CallTask): Promise<WarmReply> {
+  if (turnCame(task.callId) || task.withdrawn === true || retiring) return { kind: 'not-run' }
   let result = await runCall(loaded.entries, task)
   // A throw no call owned was held while this worker ran (or waited): answer, then retire.
   if (result.retire === undefined && strayErrorSeen()) result = { ...result, retire: 'crash' }

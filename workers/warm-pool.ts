@@ -1,21 +1,26 @@
 // A warm group's Piscina pool, inside its pack process: every call is one Piscina task that
 // settles with the call's answer, on a worker that runs one call at a time. This module owns
-// a call from the moment the pack process hands it over to the moment its worker is free,
-// through the states below; nothing else answers it or frees it.
+// a call from the moment the pack process hands it over to the moment its worker is done with
+// it, through these states; nothing else answers it or frees it.
 //
-//   queued ──start──▶ running ──task settled──▶ ended
-//     │                 │  └──stop: abort notice, then past the grace──▶ stopping ──task rejected──▶ ended
-//     └──stop──▶ ended  └──retired worker ran nothing (not-run) ──▶ running again, on another worker
+//   queued ──budget──▶ running ──task settled──▶ ended
+//     │                   └─ stopped: abort notice; past the grace, its worker is terminated
+//     └─ cores taken, a young fast call running ──▶ behind ──its turn──▶ running
+//                                                     └─ withdrawn (stopped, or waited too long): not-run ──▶ queued again, or ended
 //
-// The ways back from a worker are two, both Piscina's: the task's result, or its rejection
-// (the worker exited, crashed, or was terminated by the task's abort signal).
-// Piscina is used through its public API: tasks that settle, `signal` to terminate a running
-// call's worker, a `loadBalancer` that records which worker took which call (cpuMs is read from
-// that worker's event loop, retirement terminates that worker), `queueOptionsSymbol` to tell the
-// balancer which call a task is, `resourceLimits` for memMB, and its worker events.
+// A worker's ways back are two, both Piscina's: the task's result, or its rejection (the
+// worker exited, crashed, or was terminated). A call that never ran (it waited behind one that
+// died, or its worker had retired) is run elsewhere; one that ran is answered.
+// Piscina is used through its public API: tasks that settle; `signal` to terminate a running
+// call's worker; `concurrentTasksPerWorker` so that a call can wait behind a short one on its
+// worker and start the moment it ends, without a trip through this process's event loop (a
+// worker handed its next call only after that trip waits for it with its core idle); a
+// `loadBalancer` that puts each call where this module decided and records which worker took
+// it (cpuMs reads that worker's event loop, retirement terminates that worker), told which call
+// a task is by `queueOptionsSymbol`; `resourceLimits` for memMB; its worker events.
 // What Piscina lacks, and the one workaround: it cannot retire a worker after a task, so a call
-// that must not leave its worker reusable has the pack process terminate that worker, and the
-// worker itself runs nothing more (it answers `not-run`, and the call goes to another worker).
+// that must not leave its worker reusable has this module terminate that worker, and the worker
+// itself runs nothing more (it answers `not-run`, and the call goes to another worker).
 import { randomUUID } from 'node:crypto'
 import { fileURLToPath } from 'node:url'
 import { BroadcastChannel, type Worker } from 'node:worker_threads'
@@ -26,10 +31,16 @@ import type { RunnableEntry } from '../src/protocol/runnable-entry.js'
 import type { AbortNotice, CallTask, FileRequest, ProbeResult, WarmReply, WorkerSetup } from '../src/protocol/worker-messages.js'
 import { ABORT_GRACE_MS, describeDeath, resourceLimits, retireReason, WORKER_EXEC_ARGV, type GroupOptions, type RunningCall } from '../src/pool/group.js'
 import { createThreadBudget, type BudgetTicket, type Holder } from '../src/pool/thread-budget.js'
+import { createWorkerLines } from './worker-lines.js'
 
 const POOLED_WORKER = fileURLToPath(new URL('./pooled.js', import.meta.url))
 /** How often a call past its cpuMs of wall time has its worker's busy time read. */
 const CPU_CHECK_MS = 20
+/** Calls on one worker at most: the one it runs and those waiting behind it. */
+const LINE = 4
+/** A call waits behind one that started less than this ago, of a tool whose calls take less than FAST_MS; one that waited this long is withdrawn. */
+const BEHIND_MS = 5
+const FAST_MS = 2
 
 /** As a front-side group is made (`maxThreads`: the service's concurrency cap), with the pack process's own budget. */
 export type WarmPoolOptions = Pick<GroupOptions, 'key' | 'entries' | 'env' | 'memMB' | 'maxThreads' | 'onReplaced' | 'onFileRequest'> & {
@@ -49,7 +60,7 @@ export type WarmPool = {
   close(): Promise<void>
 }
 
-type State = 'queued' | 'running' | 'stopping' | 'ended'
+type State = 'queued' | 'behind' | 'running' | 'ended'
 
 type Call = {
   task: CallTask
@@ -59,10 +70,15 @@ type Call = {
   /** Given once: the worker's answer, the limit it passed, or why it has none. */
   answered: boolean
   ticket: BudgetTicket | undefined
-  /** Piscina's signal for the task: aborting it terminates the worker running the call. */
-  abort: AbortController
-  /** The worker the balancer gave the call to, and its busy time then (calls with cpuMs). */
+  /** Why the call was stopped, once it was: it answers no more, and runs no more if it had not. */
+  stopped: StopReason | undefined
+  /** What was given to Piscina: the balancer marks it withdrawn when the call was stopped before it reached a worker. */
+  sent: (CallTask & { withdrawn?: boolean }) | undefined
+  /** The worker to wait behind (chosen by this module), then the one the balancer gave it to. */
+  behind: number | undefined
   threadId: number | undefined
+  /** When it started running, and its worker's busy time then (calls with cpuMs). */
+  startedAt: number
   busyAtStart: number | undefined
   timer: NodeJS.Timeout | undefined
   resolveAnswer(answer: GroupAnswer): void
@@ -76,14 +92,19 @@ export function createWarmPool(options: WarmPoolOptions): WarmPool {
   const byKey = new Map(options.entries.map((e) => [e.key, e]))
   const abortChannel = `kindgi-pack-host-abort-${randomUUID()}`
   const setup: WorkerSetup = { groupKey: options.key, entries: options.entries, abortChannel }
+  // A tool with limits is measured on its worker alone: nothing waits behind it, and it waits behind nothing.
+  const lineUp = options.entries.every((e) => e.cpuMs === undefined && e.memMB === undefined)
   /** Workers by thread id, for busy time and termination. */
   const threads = new Map<number, Worker>()
   /** Every worker the pool made, until its thread has exited (Piscina forgets a worker as it terminates it). */
   const notExited = new Set<Worker>()
-  /** Workers terminated (or being) because a call retired them: the balancer gives them nothing. */
-  const retired = new Set<number>()
+  /** Workers this module is ending (a call retired its worker, or ran past its deadline): the balancer gives them nothing, and calls that reach them run elsewhere. */
+  const ending = new Set<number>()
   /** Calls handed to Piscina and not settled, by call id: file requests are honoured only for these. */
-  const running = new Map<number, Call>()
+  const inPiscina = new Map<number, Call>()
+  const lines = createWorkerLines<Call>()
+  /** How long each entry's calls take, as a moving average, in ms: only fast ones have calls wait behind them. */
+  const typicalMs = new Map<string, number>()
   let closing = false
 
   const pool = new Piscina({
@@ -94,26 +115,22 @@ export function createWarmPool(options: WarmPoolOptions): WarmPool {
     minThreads: Math.min(options.minThreads, options.maxThreads),
     maxThreads: options.maxThreads,
     idleTimeout: 30_000,
-    concurrentTasksPerWorker: 1,
+    concurrentTasksPerWorker: lineUp ? LINE : 1,
     resourceLimits: resourceLimits(options.memMB),
     loadBalancer: (task, workers) => {
-      let chosen: (typeof workers)[number] | null = null
-      for (const worker of workers) {
-        if (worker.currentUsage === 0 && !worker.terminating && !retired.has(worker.id)) {
-          chosen = worker
-          break
-        }
-      }
       const call = ((task as unknown as Record<symbol, unknown>)[CALL] as { call?: Call } | null)?.call
-      if (chosen !== null && call !== undefined) startedOn(call, chosen.id)
-      return chosen
+      let chosen: (typeof workers)[number] | undefined
+      if (call?.behind !== undefined) chosen = workers.find((w) => w.id === call.behind && !w.terminating && w.currentUsage < LINE)
+      chosen ??= workers.find((w) => w.currentUsage === 0 && !w.terminating && !ending.has(w.id))
+      if (chosen !== undefined && call !== undefined) reached(call, chosen.id)
+      return chosen ?? null
     },
   })
   pool.on('workerCreate', (worker: { id: number }) => void thread(worker.id))
   pool.on('workerDestroy', (worker: { id: number }) => {
     threads.delete(worker.id)
     // Thread ids are never reused; the calls Piscina rejects with the worker still look it up.
-    setTimeout(() => retired.delete(worker.id), 1_000).unref()
+    setTimeout(() => ending.delete(worker.id), 1_000).unref()
   })
   // An idle worker that dies (a timer throwing after its call answered) surfaces here.
   pool.on('error', () => {
@@ -123,8 +140,8 @@ export function createWarmPool(options: WarmPoolOptions): WarmPool {
   // with the nonce of a call Piscina is running, which only the worker running it knows.
   pool.on('message', (event: FileRequest) => {
     if (event?.type !== 'kindgi-files') return
-    const call = typeof event.callId === 'number' ? running.get(event.callId) : undefined
-    if (call !== undefined && typeof event.nonce === 'string' && call.task.nonce === event.nonce) {
+    const call = typeof event.callId === 'number' ? inPiscina.get(event.callId) : undefined
+    if (call?.state === 'running' && typeof event.nonce === 'string' && call.task.nonce === event.nonce) {
       options.onFileRequest(event)
     } else if (typeof event.port?.postMessage === 'function') {
       event.port.postMessage({ kind: 'error', message: 'The call has ended: its file token is no longer valid' })
@@ -135,7 +152,7 @@ export function createWarmPool(options: WarmPoolOptions): WarmPool {
   aborts.unref()
 
   const holders = (): Holder[] => [...threads.values()].map((t) => ({ key: t, busyMs: () => t.performance.eventLoopUtilization().active }))
-  const budget = createThreadBudget(options.workerThreads, holders, { shortCallsOverlap: true })
+  const budget = createThreadBudget(options.workerThreads, holders)
 
   function answer(call: Call, given: GroupAnswer): void {
     if (call.answered) return
@@ -149,21 +166,70 @@ export function createWarmPool(options: WarmPoolOptions): WarmPool {
     answer(call, given)
     call.state = 'ended'
     clearTimeout(call.timer)
-    running.delete(call.task.callId)
+    inPiscina.delete(call.task.callId)
     call.ticket?.done()
+    call.ticket = undefined
     call.resolveFreed()
   }
 
-  function start(call: Call): void {
-    if (call.state === 'ended') return
-    call.state = 'running'
-    call.threadId = undefined
-    running.set(call.task.callId, call)
+  // No task has a signal: Piscina runs a task with one alone on its worker, and a call must be
+  // able to wait behind another. A worker is ended with its Worker's own terminate().
+  function submit(call: Call): void {
+    inPiscina.set(call.task.callId, call)
     const sent = { ...call.task, [CALL]: { call } }
-    pool.run(sent, { signal: call.abort.signal }).then(
+    call.sent = sent
+    pool.run(sent).then(
       (reply: WarmReply) => settled(call, reply),
       (err: unknown) => failed(call, err),
     )
+  }
+
+  /** The budget let the call start: on an idle worker. */
+  function start(call: Call): void {
+    if (call.state === 'ended') return
+    call.state = 'running'
+    call.behind = undefined
+    submit(call)
+  }
+
+  /** Every core is taken: wait behind a call that just started on its worker and will not take long, if there is one. */
+  function placeBehind(call: Call): boolean {
+    if (!lineUp || call.task.files !== undefined) return false
+    const now = performance.now()
+    const threadId = lines.shortest((running, length) => {
+      const typical = typicalMs.get(running.task.key)
+      return length < LINE && running.state === 'running' && now - running.startedAt < BEHIND_MS && typical !== undefined && typical < FAST_MS
+    })
+    if (threadId === undefined || ending.has(threadId)) return false
+    call.state = 'behind'
+    call.behind = threadId
+    submit(call)
+    // Behind one that turned out slow: taken back, to run on its own.
+    call.timer = setTimeout(() => withdraw(call), BEHIND_MS)
+    return true
+  }
+
+  /** Asks the call's worker not to run it when its turn comes: it answers not-run. */
+  function withdraw(call: Call): void {
+    if (call.state !== 'behind') return
+    aborts.postMessage({ callId: call.task.callId, reason: 'withdrawn', nonce: call.task.nonce } satisfies AbortNotice)
+  }
+
+  /** A call that never ran goes round again: with its budget place if it holds one, else through the budget. */
+  function again(call: Call): void {
+    call.behind = undefined
+    call.threadId = undefined
+    inPiscina.delete(call.task.callId)
+    if (call.stopped !== undefined) {
+      end(call, { kind: 'died', reason: 'crash', detail: 'it was stopped before it ran' })
+      return
+    }
+    if (call.ticket !== undefined) {
+      start(call)
+      return
+    }
+    call.state = 'queued'
+    call.ticket = budget.enqueue(() => start(call))
   }
 
   /** A worker Piscina made, found among its threads (it may take a task before its workerCreate event). */
@@ -185,12 +251,31 @@ export function createWarmPool(options: WarmPoolOptions): WarmPool {
     worker.once('exit', () => notExited.delete(worker))
   }
 
-  /** Told by the balancer, as Piscina posts the task: the call is on this worker from now. */
-  function startedOn(call: Call, threadId: number): void {
+  /** Told by the balancer, as Piscina posts the task: the call is on this worker from now, running or in line. */
+  function reached(call: Call, threadId: number): void {
     call.threadId = threadId
+    // Stopped while it waited for a worker: it goes as the balancer's choice, and the worker runs nothing of it.
+    if (call.stopped !== undefined && call.sent !== undefined) call.sent.withdrawn = true
+    if (lines.add(threadId, call) && call.sent?.withdrawn !== true) running(call)
+  }
+
+  /** The call is the one its worker runs now. */
+  function running(call: Call): void {
+    if (call.state === 'behind') {
+      call.state = 'running'
+      clearTimeout(call.timer)
+    }
+    call.startedAt = performance.now()
+    // Stopped in line, and its worker took it before the notice: it ends as a running call does.
+    const stopped = call.stopped
+    if (stopped !== undefined) {
+      aborts.postMessage({ callId: call.task.callId, reason: stopped === 'cancelled' ? 'cancelled' : 'deadline', nonce: call.task.nonce } satisfies AbortNotice)
+      call.timer = setTimeout(() => terminate(call, stopped), ABORT_GRACE_MS)
+      return
+    }
     const cpuMs = call.entry?.cpuMs
-    if (cpuMs === undefined || call.state !== 'running') return
-    call.busyAtStart = thread(threadId)?.performance.eventLoopUtilization().active
+    if (cpuMs === undefined || call.threadId === undefined) return
+    call.busyAtStart = thread(call.threadId)?.performance.eventLoopUtilization().active
     clearTimeout(call.timer)
     // Busy time never runs ahead of wall time: nothing is read before cpuMs has passed.
     call.timer = setTimeout(() => watchCpu(call, cpuMs), cpuMs)
@@ -209,27 +294,48 @@ export function createWarmPool(options: WarmPoolOptions): WarmPool {
     terminate(call, 'cpu')
   }
 
+  /** Off its worker: the call in line behind it runs now, in its place in the budget. */
+  function offWorker(call: Call): void {
+    if (call.threadId === undefined) return
+    const next = lines.remove(call.threadId, call)
+    if (next === undefined) return
+    if (next.ticket === undefined) {
+      next.ticket = call.ticket
+      call.ticket = undefined
+      next.ticket?.handOver()
+    }
+    running(next)
+  }
+
   function settled(call: Call, reply: WarmReply): void {
-    if (reply?.kind === 'not-run' && call.state === 'running') {
-      start(call) // its worker had retired: it ran nothing; another worker runs it
+    offWorker(call)
+    // Withdrawn, stopped while in line, or its worker had retired: it ran nothing.
+    if (reply?.kind === 'not-run') {
+      again(call)
       return
     }
     const result = (reply as { result: CallResult }).result
+    const took = performance.now() - call.startedAt
+    const typical = typicalMs.get(call.task.key)
+    typicalMs.set(call.task.key, typical === undefined ? took : typical * 0.8 + took * 0.2)
     if (result.retire !== undefined && call.threadId !== undefined) retire(call.threadId, call.id, result.retire)
     end(call, { kind: 'result', result })
   }
 
   function failed(call: Call, err: unknown): void {
+    // On a worker this module ended, only the call it was ended for had run (the others reached it after, or waited behind).
+    const ran = call.state === 'running' && (call.stopped !== undefined || call.threadId === undefined || !ending.has(call.threadId))
+    if (call.threadId !== undefined) lines.remove(call.threadId, call)
     if (closing) {
       end(call, { kind: 'shutdown' })
       return
     }
-    // On a worker another call retired, after that call: the worker ran nothing of it.
-    if (call.state === 'running' && call.threadId !== undefined && retired.has(call.threadId)) {
-      start(call)
+    // It waited in line on a worker that died, or reached one another call had retired: it ran nothing.
+    if (!ran) {
+      again(call)
       return
     }
-    if (call.state === 'stopping') {
+    if (call.stopped !== undefined) {
       end(call, { kind: 'died', reason: 'crash', detail: 'its worker was terminated' })
       return
     }
@@ -239,20 +345,22 @@ export function createWarmPool(options: WarmPoolOptions): WarmPool {
   }
 
   function retire(threadId: number, id: string, why: NonNullable<CallResult['retire']>): void {
-    if (retired.has(threadId)) return
-    retired.add(threadId)
+    if (ending.has(threadId)) return
+    ending.add(threadId)
     options.onReplaced(retireReason(why), id)
     void thread(threadId)?.terminate()
   }
 
-  /** Ends the call's worker: Piscina terminates the worker a task runs on when its signal aborts. */
+  /** Ends the running call's worker; Piscina sees it exit and rejects its tasks. */
   function terminate(call: Call, reason: StopReason): void {
     if (call.state !== 'running') return
-    call.state = 'stopping'
+    call.stopped ??= reason
     clearTimeout(call.timer)
-    // Still in Piscina's queue, waiting for a worker to start: no worker is replaced.
-    if (call.threadId !== undefined) options.onReplaced(reason, call.id)
-    call.abort.abort()
+    // Still in Piscina's queue, waiting for a worker to start: it will run nothing (reached()), and no worker is replaced.
+    if (call.threadId === undefined) return
+    ending.add(call.threadId)
+    options.onReplaced(reason, call.id)
+    void thread(call.threadId)?.terminate()
   }
 
   function run(task: CallTask): RunningCall {
@@ -267,28 +375,39 @@ export function createWarmPool(options: WarmPoolOptions): WarmPool {
       state: 'queued',
       answered: false,
       ticket: undefined,
-      abort: new AbortController(),
+      stopped: undefined,
+      sent: undefined,
+      behind: undefined,
       threadId: undefined,
+      startedAt: 0,
       busyAtStart: undefined,
       timer: undefined,
       resolveAnswer,
       resolveFreed,
     }
     if (closing) end(call, { kind: 'shutdown' })
-    else call.ticket = budget.enqueue(() => start(call))
+    else if (budget.full() && placeBehind(call)) {
+      // In line on a worker; it runs in the budget place of the call ahead of it.
+    } else call.ticket = budget.enqueue(() => start(call))
 
     const stop = (reason: StopReason): void => {
+      if (call.state === 'ended' || call.stopped !== undefined) return
       if (call.state === 'queued') {
         call.ticket?.cancel()
+        call.ticket = undefined
         end(call, { kind: 'died', reason: 'crash', detail: 'it was stopped before it ran' })
         return
       }
-      if (call.state !== 'running') return
+      call.stopped = reason
+      if (call.state === 'behind') {
+        withdraw(call)
+        return
+      }
       if (reason === 'cpu') {
         terminate(call, reason)
         return
       }
-      aborts.postMessage({ callId: task.callId, reason, nonce: call.task.nonce } satisfies AbortNotice)
+      aborts.postMessage({ callId: task.callId, reason: reason === 'cancelled' ? 'cancelled' : 'deadline', nonce: call.task.nonce } satisfies AbortNotice)
       clearTimeout(call.timer)
       call.timer = setTimeout(() => terminate(call, reason), ABORT_GRACE_MS)
     }

@@ -28,6 +28,8 @@ export type BudgetTicket = {
   cancel(): boolean
   /** The call's worker is done with it (or it never ran): its place goes to the next. */
   done(): void
+  /** Another call runs in this place now (it waited behind this one on its worker): its time starts now. */
+  handOver(): void
 }
 
 export type ThreadBudget = {
@@ -35,6 +37,8 @@ export type ThreadBudget = {
   enqueue(start: () => void): BudgetTicket
   /** Calls started and not done. */
   running(): number
+  /** True when a call enqueued now would wait. */
+  full(): boolean
   close(): void
 }
 
@@ -138,9 +142,13 @@ export function createThreadBudget(cores: number, holders: () => Holder[], optio
           item.state = 'ended'
           pump()
         },
+        handOver() {
+          if (item.state === 'running') item.startedAt = performance.now()
+        },
       }
     },
     running: () => runningItems.size,
+    full: () => head < queue.length || !room(),
     close() {
       clearInterval(sampler)
       sampler = undefined

@@ -42,6 +42,8 @@ export type CallTask = {
    * process can neither abort nor ask files for a call it does not run.
    */
   nonce?: string
+  /** Warm workers only: the call was stopped before it reached its worker, which runs nothing of it. */
+  withdrawn?: boolean
 }
 
 export type ProbeTask = { type: 'probe' }
@@ -64,5 +66,8 @@ export type FileRequest =
 export type FileValue = Record<string, unknown> | { bytes: ArrayBuffer } | { busy: true }
 export type FileReply = { kind: 'ok'; value: FileValue } | { kind: 'error'; message: string }
 
-/** What a pack process broadcasts to its workers to fire a call's abortSignal. */
-export type AbortNotice = { callId: number; reason: 'deadline' | 'cancelled'; nonce?: string }
+/**
+ * What a pack process broadcasts to its workers: fire a running call's abortSignal (deadline,
+ * cancelled), or do not run a call still waiting its turn (any reason, `withdrawn` included).
+ */
+export type AbortNotice = { callId: number; reason: 'deadline' | 'cancelled' | 'withdrawn'; nonce?: string }

@@ -23,7 +23,11 @@ const FAULT_PACK = fileURLToPath(new URL('../fixtures/fault-pack/', import.meta.
 const reject: RunnableEntry = { ...entry('reject'), absPath: join(FAULT_PACK, 'tools/reject.js') }
 // Fails inside its handler as a context-isolated tool: its worker must retire after answering.
 const throwsIsolated: RunnableEntry = { ...entry('throws', { posture: 'context-isolated' }), key: 'tool:throws-isolated@1.0.0' }
-const entries = [...['echo', 'sleep', 'spin', 'exit', 'marker', 'busy'].map((id) => entry(id)), reject, throwsIsolated]
+// Say which worker ran them (and can wait, exit or leave a marker): for calls that wait behind
+// another. One entry per test, as each keeps its own record of how long its calls take.
+const LINE_TOOLS = ['line-a', 'line-b', 'line-c', 'line-d']
+const lineTools = LINE_TOOLS.map((id) => ({ ...entry(id), absPath: fileURLToPath(new URL('../fixtures/warm-lines/line.js', import.meta.url)) }))
+const entries = [...['echo', 'sleep', 'spin', 'exit', 'marker', 'busy'].map((id) => entry(id)), reject, throwsIsolated, ...lineTools]
 // One core: every call after the first waits in the budget for the one before.
 const { pool, replaced } = warmPool(entries, 1, 3)
 
@@ -123,5 +127,55 @@ describe('an answer read late', () => {
       // This thread is the pack process's main thread here: starved, as a loaded process can be.
     }
     expect(await call.answer).toEqual(output({ slept: 20 }))
+  })
+})
+
+describe('a call waiting behind a short one on its worker', () => {
+  const threadOf = async (call: { answer: Promise<unknown> }) => {
+    const answer = (await call.answer) as { kind: string; result?: { body: string } }
+    expect(answer).toMatchObject({ kind: 'result', result: { outcome: 'ok' } })
+    return (JSON.parse(answer.result!.body) as { output: { threadId: number } }).output.threadId
+  }
+  // The tool's calls are known to be short: only such calls have others wait behind them.
+  const warmUp = async (tool: string) => {
+    for (let i = 0; i < 5; i++) await threadOf(pool.run(task(tool, {})))
+  }
+
+  it('runs on that worker the moment the one ahead ends, each with its own answer', async () => {
+    await warmUp('line-a')
+    const ahead = pool.run(task('line-a', {}))
+    const behind = pool.run(task('line-a', {}))
+    expect(await threadOf(behind)).toBe(await threadOf(ahead))
+  })
+
+  it('runs on another worker when the one ahead ends its worker: it had not run', async () => {
+    await warmUp('line-b')
+    replaced.length = 0
+    const dying = pool.run(task('line-b', { exit: true }))
+    const behind = pool.run(task('line-b', {}))
+    expect(await dying.answer).toMatchObject({ kind: 'died', reason: 'crash', detail: 'code 3' })
+    expect(await threadOf(behind)).toBeGreaterThan(0)
+    expect(replaced).toEqual(['crash'])
+  })
+
+  it('never runs when stopped while it waits: it is freed, and answers that it was stopped before it ran', async () => {
+    await warmUp('line-c')
+    const dir = mkdtempSync(join(tmpdir(), 'kindgi-warm-'))
+    const ahead = pool.run(task('line-c', { ms: 100 }))
+    const behind = pool.run(task('line-c', { marker: join(dir, 'ran') }))
+    behind.stop('cancelled')
+    expect(await behind.answer).toMatchObject({ kind: 'died', detail: 'it was stopped before it ran' })
+    await behind.freed
+    await threadOf(ahead)
+    expect(existsSync(join(dir, 'ran'))).toBe(false)
+  })
+
+  it('is withdrawn when the one ahead runs long, and runs on its own meanwhile', async () => {
+    await warmUp('line-d')
+    const slow = pool.run(task('line-d', { ms: 1500 }))
+    const quick = pool.run(task('line-d', {}))
+    const first = await Promise.race([slow.answer.then(() => 'slow'), quick.answer.then(() => 'quick')])
+    expect(first).toBe('quick')
+    expect(await threadOf(quick)).not.toBe(await threadOf(slow))
   })
 })
