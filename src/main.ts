@@ -14,7 +14,7 @@ import { NO_METRICS, type Metrics } from './metrics.js'
 import { startMetricsServer } from './metrics-server.js'
 import { envDroppedReporter } from './pool/worker-env.js'
 import { tokenFileProblem } from './pool/strict-flags.js'
-import { startReloading, type Reloader } from './reload.js'
+import { packStamps, startReloading, type Reloader } from './reload.js'
 
 export const DRAIN_MS = 8_000
 
@@ -54,6 +54,8 @@ async function serveCommand(argv: string[]): Promise<void> {
         })
   const metrics: Metrics = prometheus ?? NO_METRICS
 
+  // Taken before the pack loads: a module saved while it does is then reloaded, not missed.
+  const stampsBeforeBoot = config.watch ? packStamps(config, undefined) : undefined
   const booted = await bootPack(config, process.env, log, metrics)
   if (booted.kind === 'error') {
     log.error('boot-failed', { problems: booted.problems })
@@ -77,7 +79,7 @@ async function serveCommand(argv: string[]): Promise<void> {
   }
   const port = (server.address() as AddressInfo).port
   const index = booted.serving.pack.index
-  const reloader = config.watch ? startReloading(front, config, log, { metrics, reportDroppedEnv }) : undefined
+  const reloader = config.watch ? startReloading(front, config, log, { metrics, reportDroppedEnv, stampsBeforeBoot }) : undefined
   stop = () => drain(front, server, log, reloader)
   const metricsPort = metricsServer === undefined ? {} : { metricsPort: (metricsServer.address() as AddressInfo).port }
   log.info('listening', { port, packId: index.packId, artifactVersion: index.artifactVersion, ...metricsPort })
