@@ -2,6 +2,7 @@
 // The kindgi-pack-host entry: read config, boot the pack, listen, and drain on SIGTERM/SIGINT.
 import type { Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
+import { isatty } from 'node:tty'
 import { bootPack } from './boot.js'
 import { HELP, SUBCOMMANDS } from './cli/commands.js'
 import { loadConfig, type Config } from './config.js'
@@ -10,6 +11,7 @@ import type { FrontState } from './http/front-state.js'
 import { createFrontServer } from './http/front-server.js'
 import { createInFlight } from './http/in-flight.js'
 import { createLog, type Log } from './log.js'
+import { chooseLogFormat } from './log-format.js'
 import { NO_METRICS, type Metrics } from './metrics.js'
 import { startMetricsServer } from './metrics-server.js'
 import { envDroppedReporter } from './pool/worker-env.js'
@@ -19,6 +21,11 @@ import { packStamps, startReloading, type Reloader } from './reload.js'
 export const DRAIN_MS = 8_000
 
 async function serveCommand(argv: string[]): Promise<void> {
+  if (chooseLogFormat(process.env.KINDGI_PACK_LOG_FORMAT, isatty(2)) === 'pretty') {
+    // NO_COLOR (no-color.org): any value but the empty one turns colours off.
+    const colorize = isatty(2) && (process.env.NO_COLOR ?? '') === ''
+    return (await import('./pretty-log.js')).serveForPeople(process.argv.slice(2), colorize)
+  }
   const log = createLog()
   const loaded = loadConfig(argv, process.env)
   if (loaded.kind === 'error') {
