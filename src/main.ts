@@ -111,6 +111,12 @@ function onSignals(handler: () => Promise<void>): void {
   }
   process.on('SIGTERM', once)
   process.on('SIGINT', once)
+  // Started by pretty-log.ts, the process that prints this log for people: once it is gone,
+  // even killed outright, nothing written here is read any more. Stop as on SIGTERM.
+  if (process.channel !== undefined) {
+    process.channel.unref()
+    process.once('disconnect', once)
+  }
 }
 
 async function drain(state: FrontState, server: Server, log: Log, reloader: Reloader | undefined): Promise<void> {

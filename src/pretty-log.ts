@@ -7,6 +7,7 @@
 // no pack code, holds no port and reads no config: the child does all of that.
 import { spawn } from 'node:child_process'
 import { constants } from 'node:os'
+import type { Readable } from 'node:stream'
 import { fileURLToPath } from 'node:url'
 import { prettyFactory } from 'pino-pretty'
 import { bufferedLines } from './log.js'
@@ -42,16 +43,19 @@ export function serveForPeople(argv: string[], colorize: boolean): void {
   const format = prettyLine(colorize)
   const out = bufferedLines(2)
   const child = spawn(process.execPath, [...process.execArgv, MAIN, ...argv], {
-    stdio: ['inherit', 'inherit', 'pipe'],
+    // The channel only tells the service when this process is gone (main.ts stops then): nothing is sent on it.
+    stdio: ['inherit', 'inherit', 'pipe', 'ipc'],
     env: { ...process.env, KINDGI_PACK_LOG_FORMAT: 'json' },
   })
+  // Piped, as asked above (the stdio list with 'ipc' types it as maybe absent).
+  const stderr = child.stderr as Readable
   // The service reads its token from the environment it was given; this process needs none.
   delete process.env.KINDGI_PACK_SERVICE_TOKEN
 
   let partial = ''
   const print = (line: string) => out.write(line.startsWith('{') ? format(line) : `${line}\n`)
-  child.stderr.setEncoding('utf8')
-  child.stderr.on('data', (chunk: string) => {
+  stderr.setEncoding('utf8')
+  stderr.on('data', (chunk: string) => {
     partial += chunk
     let nl: number
     while ((nl = partial.indexOf('\n')) !== -1) {
@@ -83,8 +87,8 @@ export function serveForPeople(argv: string[], colorize: boolean): void {
   })
   child.once('exit', (code, signal) => {
     const status = code ?? 128 + (signal === null ? 0 : constants.signals[signal])
-    if (child.stderr.readableEnded) end(status)
-    child.stderr.once('end', () => end(status))
+    if (stderr.readableEnded) end(status)
+    stderr.once('end', () => end(status))
     setTimeout(() => end(status), TAIL_MS).unref()
   })
 }

@@ -134,6 +134,24 @@ describe('KINDGI_PACK_LOG_FORMAT=pretty, on a pipe', () => {
     expect(h.text()).toMatch(/\[draining\] draining: new calls are refused[^\n]*\n[^\n]*\[stopped\] stopped/)
   })
 
+  it('the service stops when the process printing its log is killed outright (SIGKILL)', async () => {
+    const h = host({ KINDGI_PACK_LOG_FORMAT: 'pretty' })
+    const service = Number((await h.waitFor(/INFO \((\d+)\): \[listening\]/))[1])
+    expect(service).not.toBe(h.proc.pid)
+    h.proc.kill('SIGKILL')
+    await h.exited
+    const alive = () => {
+      try {
+        process.kill(service, 0)
+        return true
+      } catch {
+        return false
+      }
+    }
+    for (let i = 0; i < 200 && alive(); i++) await new Promise((r) => setTimeout(r, 50))
+    expect(alive()).toBe(false)
+  })
+
   it('a bad setting is a config-invalid line for people too, and exit 1', async () => {
     const h = host({ KINDGI_PACK_LOG_FORMAT: 'pretty', PORT: 'eighty' })
     expect(await h.exited).toBe(1)
