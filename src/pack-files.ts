@@ -2,7 +2,7 @@
 // under the module root counts, not only the ones the pack is known to load: pack code loads
 // in other processes (a warm group's, or one per strict call, even lazily inside a handler), so
 // the front cannot see what they import; a save of a file nothing imports costs one reload.
-import { readdirSync, statSync } from 'node:fs'
+import { readdirSync, readFileSync, statSync } from 'node:fs'
 import { extname, join, relative } from 'node:path'
 
 /** What a module can be, or import (JSON modules and the package.json "type" included). */
@@ -10,6 +10,8 @@ const SOURCE_EXTENSIONS = new Set(['.js', '.mjs', '.cjs', '.ts', '.mts', '.cts',
 /** Bounds on one walk: a module root pointed at a large tree must not stall the front. */
 export const MAX_FILES = 5_000
 export const MAX_DIRS = 500
+/** Bound on the text readSources holds (sent to every strict process with --watch). */
+export const MAX_SOURCE_BYTES = 32 * 1024 * 1024
 
 export type PackTree = {
   /** Folders under the root (the root first), each to be watched for events. */
@@ -64,6 +66,14 @@ export function walkPackTree(root: string, extra: readonly string[] = []): PackT
   return { dirs, files: [...files].sort(), truncated }
 }
 
+/**
+ * Every file of a pack: the walk of its module root, plus its modules wherever they are and
+ * the bundle map, which the walk's rules may not reach.
+ */
+export function packFileList(moduleRoot: string, modules: readonly string[], bundleMap: string | undefined): string[] {
+  return walkPackTree(moduleRoot, bundleMap === undefined ? modules : [...modules, bundleMap]).files
+}
+
 /** Each file's inode, size and modification time ('missing' when it is gone): a save changes one of them. */
 export type FileStamps = ReadonlyMap<string, string>
 
@@ -93,4 +103,25 @@ export function changedFiles(before: FileStamps, after: FileStamps, root: string
   for (const [file, stamp] of after) if (before.get(file) !== stamp) changed.add(file)
   for (const file of before.keys()) if (!after.has(file)) changed.add(file)
   return [...changed].map((file) => relative(root, file) || file).sort()
+}
+
+/**
+ * The text of each file, by absolute path, as a boot reads the pack (with --watch, for strict
+ * processes to load instead of the disk: workers/pinned-sources.ts). A file that cannot be
+ * read, or past MAX_SOURCE_BYTES in all, is left out: it loads from disk as ever.
+ */
+export function readSources(files: readonly string[]): Record<string, string> {
+  const sources: Record<string, string> = {}
+  let bytes = 0
+  for (const file of files) {
+    try {
+      const text = readFileSync(file, 'utf8')
+      bytes += text.length
+      if (bytes > MAX_SOURCE_BYTES) break
+      sources[file] = text
+    } catch {
+      // gone or unreadable: the loader will say so, if anything imports it
+    }
+  }
+  return sources
 }

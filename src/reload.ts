@@ -9,7 +9,7 @@ import type { Config } from './config.js'
 import type { FrontState } from './http/front-state.js'
 import type { Log } from './log.js'
 import type { Metrics } from './metrics.js'
-import { changedFiles, stampFiles, stampsKey, walkPackTree, type FileStamps } from './pack-files.js'
+import { changedFiles, packFileList, stampFiles, stampsKey, type FileStamps } from './pack-files.js'
 import type { Serving } from './serving.js'
 import { watchPath } from './watch.js'
 import { watchTree } from './watch-tree.js'
@@ -39,7 +39,7 @@ function extraFiles(config: Config, serving: Serving | undefined): string[] {
 
 /** The pack's files as they are now (the index aside: its own fingerprint covers it). */
 export function packStamps(config: Config, serving: Serving | undefined): FileStamps {
-  return stampFiles(walkPackTree(config.moduleRoot, extraFiles(config, serving)).files)
+  return stampFiles(packFileList(config.moduleRoot, serving?.pack.entries.map((e) => e.absPath) ?? [], config.bundleMap))
 }
 
 /**

@@ -128,6 +128,19 @@ describe('under KINDGI_PACK_SANDBOX=strict, as docker compose runs it', () => {
     await host.waitFor('reloaded')
     expect((await invoke(host, 'shout', { text: 'call' })).body.output).toEqual({ text: 'strict call' })
   })
+
+  it('a broken save keeps the old pack serving: each strict call loads the code its pack booted with, not the disk\'s', async () => {
+    const { host, dir } = await watched({ KINDGI_PACK_SANDBOX: 'strict' })
+    save(join(dir, 'lib/shout.ts'), 'export function shout(text: string): string {\n  return text +\n')
+    save(join(dir, 'lib/word.js'), 'export const WORD = \n')
+    expect(await host.waitFor('boot-failed')).toMatchObject({ reload: true })
+    // Several calls: each is a process of its own, started after the save.
+    for (let i = 0; i < 3; i++) {
+      expect((await invoke(host, 'shout', { text: `old ${i}` })).body.output).toEqual({ text: `OLD ${i}!` })
+      expect((await invoke(host, 'word')).body.output).toEqual({ word: 'one' })
+    }
+    expect(reloads(host)).toEqual([])
+  })
 })
 
 describe('--bundle-map', () => {
