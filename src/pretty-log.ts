@@ -53,7 +53,15 @@ export function serveForPeople(argv: string[], colorize: boolean): void {
   delete process.env.KINDGI_PACK_SERVICE_TOKEN
 
   let partial = ''
-  const print = (line: string) => out.write(line.startsWith('{') ? format(line) : `${line}\n`)
+  const print = (line: string) => {
+    let text = `${line}\n`
+    try {
+      if (line.startsWith('{')) text = format(line)
+    } catch {
+      // A record pino-pretty cannot print is printed as it came: never lost, never fatal.
+    }
+    out.write(text)
+  }
   stderr.setEncoding('utf8')
   stderr.on('data', (chunk: string) => {
     partial += chunk
