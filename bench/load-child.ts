@@ -63,7 +63,7 @@ async function keepBusy(spec: LoadSpec, seconds: number, onResponse?: (status: n
 /**
  * Waits until the server has no call left over from a previous run: autocannon drops its
  * connections at the end of a run, the host answers those calls `cancelled` but frees their
- * slots only when their workers are free (CONTRACT §6), so the next run could meet 503s or
+ * slots only when their workers are free (docs/spec/CONTRACT.md §6), so the next run could meet 503s or
  * a queue. `barrierBody` calls, as many at once as the cap, must all be admitted twice in a row.
  */
 async function drain(spec: LoadSpec): Promise<number> {
@@ -77,7 +77,10 @@ async function drain(spec: LoadSpec): Promise<number> {
           headers: { 'content-type': 'application/json', 'kindgi-pack-token': spec.token },
           body: spec.barrierBody,
         }).then(
-          async (res) => (await res.arrayBuffer(), res.status),
+          async (res) => {
+            await res.arrayBuffer()
+            return res.status
+          },
           () => 0,
         ),
       ),

@@ -55,6 +55,6 @@ export function writePack(dir: string, pack: GeneratedPack): string {
     writeFileSync(join(dir, path), text)
   }
   const indexPath = join(dir, 'index.json')
-  writeFileSync(indexPath, JSON.stringify(pack.index, null, 2) + '\n')
+  writeFileSync(indexPath, `${JSON.stringify(pack.index, null, 2)}\n`)
   return indexPath
 }

@@ -40,7 +40,7 @@ export async function runProfile(options: { durationS: number }): Promise<void> 
   } finally {
     await gen.close()
   }
-  const text = sections.join('\n\n') + '\n'
+  const text = `${sections.join('\n\n')}\n`
   process.stdout.write(text)
   writeFileSync(`${ROOT}bench/profile.txt`, text)
 }

@@ -5,7 +5,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { toIssues } from '../src/ajv.js'
-import { tokenGuard } from '../src/http/guards.js'
+import { tokenGuard } from '../src/http/access-checks.js'
 import { BODY_LIMIT, readBody } from '../src/http/read-body.js'
 import { loadPackIndex } from '../src/pack-index.js'
 import { errorMessage, handlerThrow, validationText } from '../src/protocol/messages.js'
@@ -21,7 +21,7 @@ function argument(name: string): string | undefined {
 }
 
 function fail(message: string): never {
-  process.stderr.write(JSON.stringify({ kind: 'boot-failed', problems: [message] }) + '\n')
+  process.stderr.write(`${JSON.stringify({ kind: 'boot-failed', problems: [message] })}\n`)
   process.exit(1)
 }
 
@@ -128,7 +128,7 @@ const server = createServer((req, res) => {
 server.keepAliveTimeout = 65_000
 server.listen(port, host, () => {
   const address = server.address() as AddressInfo
-  process.stderr.write(JSON.stringify({ kind: 'listening', port: address.port, packId: pack.index.packId }) + '\n')
+  process.stderr.write(`${JSON.stringify({ kind: 'listening', port: address.port, packId: pack.index.packId })}\n`)
 })
 const stop = () => {
   server.close()

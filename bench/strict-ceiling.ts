@@ -55,5 +55,5 @@ export async function measureCeiling(spec: CeilingSpec): Promise<CeilingResult> 
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const spec = JSON.parse(process.argv[2] as string) as CeilingSpec
-  process.stdout.write(JSON.stringify(await measureCeiling(spec)) + '\n')
+  process.stdout.write(`${JSON.stringify(await measureCeiling(spec))}\n`)
 }

@@ -6,9 +6,8 @@ import { dirname, resolve } from 'node:path'
 import { parseArgv, type Args } from './args.js'
 import { readLogFormat } from './log-format.js'
 import { RUNTIME, runtimeProblem, type Runtime } from './runtime.js'
+import { POSTURES, type Posture } from './protocol/runnable-entry.js'
 
-export const POSTURES = ['none', 'context-isolated', 'strict'] as const
-export type Posture = (typeof POSTURES)[number]
 
 /** Bounds on the HTTP front (README, configuration): how long a caller may take, how many may connect. */
 export type FrontLimits = {

@@ -1,4 +1,4 @@
-// The `message` of each log record (CONTRACT §1): one short sentence a person reads in a log
+// The `message` of each log record (docs/spec/CONTRACT.md §1): one short sentence a person reads in a log
 // viewer, built from the record's own fields. It adds no information the fields lack and
 // never holds what the fields must not (secrets, tokens, inputs).
 
@@ -52,6 +52,8 @@ export function messageOf(kind: string, fields: Fields): string {
       return 'draining: new calls are refused while calls in flight finish'
     case 'stopped':
       return 'stopped'
+    case 'call-not-started':
+      return `call to ${String(f.target)} ${String(f.id)} not started: ${String(f.why)}`
     case 'internal-error':
       return `internal error: ${String(f.error)}`
     default:

@@ -1,6 +1,6 @@
 // The service's own log: JSON lines on stderr, one object a line, each with a `kind` and, as
 // the publisher's service writes them, `event` (= kind), `subsystem` "pack", `level` as a word,
-// `severity` as Google Cloud Logging reads it, an ISO `time` and a `message` (CONTRACT §1,
+// `severity` as Google Cloud Logging reads it, an ISO `time` and a `message` (docs/spec/CONTRACT.md §1,
 // log-messages.ts). Lines are buffered (one write per 8 KiB or 50 ms instead of one per call,
 // the front's biggest fixed cost after the worker hop) and written synchronously on every
 // process exit, so the last lines before an exit are never lost. A write that fails for good
@@ -79,8 +79,8 @@ export function createLog(destination: number = 2): Log {
   setInterval(stream.flush, FLUSH_EVERY_MS).unref()
   process.on('exit', stream.flush)
   // The `call` line is written without pino, the same JSON pino would write: it is one line
-  // per call, its fields are plain strings and numbers, and pino's generic serializer was ~5 %
-  // of the front's CPU at 32 callers. Only the time, the fields and the message vary.
+  // per call, its fields are plain strings and numbers, and pino's generic serializer cost
+  // the front a share of its CPU (bench/PROFILE.md, design figures). Only the time, the fields and the message vary.
   const callPrefix = `{"level":"info","severity":"INFO","time":"`
   const callMiddle = `","pid":${process.pid},"subsystem":"pack","kind":"call","event":"call"`
   // Many call lines share a millisecond under load: format its time once.

@@ -14,6 +14,7 @@ import { createLog, type Log } from './log.js'
 import { chooseLogFormat } from './log-format.js'
 import { NO_METRICS, type Metrics } from './metrics.js'
 import { startMetricsServer } from './metrics-server.js'
+import { onEscapedErrors } from './escaped-errors.js'
 import { envDroppedReporter } from './pool/worker-env.js'
 import { tokenFileProblem } from './pool/strict-flags.js'
 import { packStamps, startReloading, type Reloader } from './reload.js'
@@ -45,9 +46,12 @@ async function serveCommand(argv: string[]): Promise<void> {
   // Signals are handled from here on: one that arrives while the pack loads stops the boot.
   let stop: () => Promise<void> = async () => {
     log.info('stopped')
-    process.exit(0)
+    process.exit()
   }
-  onSignals(() => stop())
+  let stopping: Promise<void> | undefined
+  const stopOnce = () => (stopping ??= stop())
+  onSignals(stopOnce)
+  onEscapedErrors(log, stopOnce)
 
   // Metrics exist before the boot so worker replacements during it are counted; the gauges
   // read `state`, which exists before anyone can scrape.
@@ -103,19 +107,14 @@ function listen(state: FrontState, config: Config): Promise<Server> {
 }
 
 function onSignals(handler: () => Promise<void>): void {
-  let started = false
-  const once = () => {
-    if (started) return
-    started = true
-    void handler()
-  }
-  process.on('SIGTERM', once)
-  process.on('SIGINT', once)
+  const onSignal = () => void handler()
+  process.on('SIGTERM', onSignal)
+  process.on('SIGINT', onSignal)
   // Started by pretty-log.ts, the process that prints this log for people: once it is gone,
   // even killed outright, nothing written here is read any more. Stop as on SIGTERM.
   if (process.channel !== undefined) {
     process.channel.unref()
-    process.once('disconnect', once)
+    process.once('disconnect', onSignal)
   }
 }
 
@@ -132,7 +131,8 @@ async function drain(state: FrontState, server: Server, log: Log, reloader: Relo
   server.closeAllConnections()
   await serving?.pool.close().catch(() => undefined)
   log.info('stopped')
-  process.exit(0)
+  // 0, or 1 after an escaped error (onEscapedErrors).
+  process.exit()
 }
 
 async function main(argv: string[]): Promise<void> {

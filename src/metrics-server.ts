@@ -1,5 +1,5 @@
 // The Prometheus scrape endpoint, on its own port so the protocol port keeps exactly the
-// routes CONTRACT §2 defines. GET /metrics only; no token (bind it where only scrapers reach).
+// routes docs/spec/CONTRACT.md §2 defines. GET /metrics only; no token (bind it where only scrapers reach).
 import { createServer, type Server } from 'node:http'
 import type { Registry } from 'prom-client'
 

@@ -1,14 +1,14 @@
-// Reads the pack's index.json and checks it (CONTRACT §1 boot order, pack-index.md), then
+// Reads the pack's index.json and checks it (docs/spec/CONTRACT.md §1 boot order, pack-index.md), then
 // turns it into the entries the pool runs. Never imports pack code: modules are only
 // checked for existence here and loaded in workers.
 import { createHash } from 'node:crypto'
 import { existsSync, readFileSync } from 'node:fs'
 import { resolve } from 'node:path'
-import { POSTURES, type Posture } from './config.js'
+import { POSTURES, type Posture } from './protocol/runnable-entry.js'
 import { createAjv } from './ajv.js'
 import { bundleOf, readBundleMap, type BundleMap } from './bundle-map.js'
 import { packIndexSchema } from './pack-index-schema.js'
-import type { RunnableEntry } from './protocol/worker-messages.js'
+import type { RunnableEntry } from './protocol/runnable-entry.js'
 
 export type IndexTool = {
   id: string
@@ -164,7 +164,7 @@ export function loadPackIndex(indexPath: string, moduleRoot: string, leastPostur
     })
   })
 
-  const indexHash = 'sha256:' + createHash('sha256').update(bytes).digest('hex')
+  const indexHash = `sha256:${createHash('sha256').update(bytes).digest('hex')}`
   return { kind: 'ok', pack: { index, indexHash, entries, declarativeTools }, problems }
 }
 

@@ -1,5 +1,5 @@
 // The Prometheus registry behind the metrics observer (KINDGI_PACK_METRICS_PORT). Imported
-// only when metrics are on: prom-client costs ~40 ms of start-up otherwise.
+// only when metrics are on: prom-client adds to every start-up otherwise (bench/PROFILE.md, design figures).
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
 import type { Metrics, MetricsSources } from './metrics.js'
 

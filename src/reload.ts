@@ -22,7 +22,7 @@ export type Reloader = { close(): void }
 /** The index as last seen: its hash as /v1/info reports it, plus its mtime (so `touch` reloads). */
 function fingerprint(indexPath: string): { hash: string; key: string } {
   try {
-    const hash = 'sha256:' + createHash('sha256').update(readFileSync(indexPath)).digest('hex')
+    const hash = `sha256:${createHash('sha256').update(readFileSync(indexPath)).digest('hex')}`
     return { hash, key: `${hash}@${statSync(indexPath).mtimeMs}` }
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code ?? 'unreadable'

@@ -4,7 +4,7 @@ import type { LoadedPack } from './pack-index.js'
 import type { Pool } from './pool/pool.js'
 import { errorMessage } from './protocol/messages.js'
 import type { ErrorMessage, RequestMessage, Target } from './protocol/wire.js'
-import type { RunnableEntry } from './protocol/worker-messages.js'
+import type { RunnableEntry } from './protocol/runnable-entry.js'
 
 export type Serving = {
   pack: LoadedPack
@@ -52,7 +52,7 @@ export function servesId(serving: Serving, about: Target): boolean {
 
 export type Resolved = { kind: 'ok'; entry: RunnableEntry } | { kind: 'error'; error: ErrorMessage }
 
-/** Finds the entry a request names (CONTRACT §5: tools by id and version, checks by id). */
+/** Finds the entry a request names (docs/spec/CONTRACT.md §5: tools by id and version, checks by id). */
 export function resolveEntry(serving: Serving, message: RequestMessage): Resolved {
   if (message.kind === 'check-invoke') {
     const id = message.check.id

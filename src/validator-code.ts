@@ -1,11 +1,11 @@
 // Compiles every pack schema once, at boot, in the front, into Ajv standalone code that
 // workers instantiate without importing Ajv: a worker then starts in milliseconds instead of
-// spending ~50 ms on the compiler (that is what makes strict calls and big packs start
-// fast), and holds no compiler in memory. Schemas are data; no pack code runs here.
+// spending tens of ms on the compiler (that is what makes strict calls and big packs start
+// fast: bench/PROFILE.md, design figures), and holds no compiler in memory. Schemas are data; no pack code runs here.
 import { createRequire } from 'node:module'
 import type { Ajv2020 } from 'ajv/dist/2020.js'
 import { createAjv } from './ajv.js'
-import type { RunnableEntry, ValidatorCode } from './protocol/worker-messages.js'
+import type { RunnableEntry, ValidatorCode } from './protocol/runnable-entry.js'
 
 type StandaloneCode = (ajv: Ajv2020, validate: unknown) => string
 // ajv/dist/standalone is CommonJS with a default export the ESM interop does not see as callable.

@@ -1,6 +1,6 @@
 // ctx.log: a small JSON-lines logger bound to one call, written straight to the service's
 // stderr (fd 2, shared by every thread). Every record carries the call's ids (its traceId and
-// spanId included) and the fields the service's own lines carry (CONTRACT §1): kind and event
+// spanId included) and the fields the service's own lines carry (docs/spec/CONTRACT.md §1): kind and event
 // "log", subsystem, level as a word, severity, time and message. Pack fields never replace them.
 import { writeSync } from 'node:fs'
 import type { CallIds } from '../src/protocol/worker-messages.js'
@@ -35,7 +35,7 @@ export function callLogger(about: { target: 'tool' | 'check'; id: string }, ids:
       line = JSON.stringify({ ...head, ...bound, message, msg: text })
     }
     try {
-      writeSync(2, line + '\n')
+      writeSync(2, `${line}\n`)
     } catch {
       // stderr closed: nothing sensible to do from pack code's logger
     }

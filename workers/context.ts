@@ -1,8 +1,9 @@
-// Builds the ctx a handler receives (CONTRACT §6): the wire context minus toolFiles, plus
+// Builds the ctx a handler receives (docs/spec/CONTRACT.md §6): the wire context minus toolFiles, plus
 // abortSignal, log, pause and files. secrets, connections and log are non-enumerable so
 // spreading or printing ctx never shows them.
 import type { WireContext } from '../src/protocol/wire.js'
-import type { CallTask, RunnableEntry } from '../src/protocol/worker-messages.js'
+import type { CallTask } from '../src/protocol/worker-messages.js'
+import type { RunnableEntry } from '../src/protocol/runnable-entry.js'
 import { callLogger } from './call-log.js'
 
 export const PAUSE = Symbol('kindgi.pause')

@@ -1,4 +1,4 @@
-// Under the strict posture a handler may write only in its own ctx.tmpDir (CONTRACT §6).
+// Under the strict posture a handler may write only in its own ctx.tmpDir (docs/spec/CONTRACT.md §6).
 // With KINDGI_PACK_SANDBOX=strict the permission model enforces that for the whole process;
 // for a tool that is strict on its own, this patch of node:fs is the guard (not a wall: a
 // symlink planted inside tmpDir, or a native addon, gets past it). See docs/security.md.

@@ -1,4 +1,4 @@
-// In-worker guards installed before any pack module loads: network none (CONTRACT §6),
+// In-worker guards installed before any pack module loads: network none (docs/spec/CONTRACT.md §6),
 // no process spawning for strict tools, and no signals to the service itself. They patch
 // Node's built-in modules, so they are a guard, not a wall: the container's network policy
 // and the permission model (KINDGI_PACK_SANDBOX=strict) are the walls. See docs/security.md.

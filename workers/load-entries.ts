@@ -1,7 +1,7 @@
 // Imports a group's pack modules and instantiates their validators (compiled at boot in the
 // front), once, when a worker starts. Every failure becomes a boot problem string.
 import { pathToFileURL } from 'node:url'
-import type { RunnableEntry } from '../src/protocol/worker-messages.js'
+import type { RunnableEntry } from '../src/protocol/runnable-entry.js'
 import { findCheck, findHandler, type CheckFn, type HandlerFn } from './module-shapes.js'
 import { instantiate, type ValidateFunction } from './validators.js'
 

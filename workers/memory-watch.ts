@@ -1,8 +1,9 @@
 // memMB caps the V8 heap through resourceLimits, but Buffers and ArrayBuffers live outside
 // it. While a limited call runs, this checks the worker's own heap plus its external memory
 // (array buffers' backing stores, as V8 counts them for this isolate) and trips when they
-// pass the limit. v8.getHeapStatistics() costs ~0.5 µs; process.memoryUsage() ~9 µs (it
-// reads the process's RSS too), which every call of a limited tool would pay at its end.
+// pass the limit. v8.getHeapStatistics() is read, not process.memoryUsage(), which also reads
+// the process's RSS and costs far more, at the end of every call of a limited tool
+// (bench/PROFILE.md, design figures).
 import { getHeapStatistics } from 'node:v8'
 
 const CHECK_EVERY_MS = 25

@@ -1,4 +1,4 @@
-// The module shapes CONTRACT §6 accepts for a tool handler and a check, in its order.
+// The module shapes docs/spec/CONTRACT.md §6 accepts for a tool handler and a check, in its order.
 export type HandlerFn = (input: unknown, ctx: unknown) => unknown
 export type CheckFn = (config: unknown, trace: unknown, bindings: unknown) => unknown
 

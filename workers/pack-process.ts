@@ -1,35 +1,31 @@
-// A warm group's own process (issue 16): the front never runs pack code, in any posture. It
-// runs the group's Piscina pool (src/pool/piscina-group.ts, unchanged in what it does) with a
-// thread budget of its own, started by the front with the filtered pack env (never the
-// token), no socket of the front's, under the permission model (strict-flags.ts). Calls come
-// over its channel to the front (fd 3, frame-channel.ts) in batches; answers, frees and file requests go back the same way.
-// cpuMs is enforced here, where the Worker objects are. Whatever pack code does to this
-// process (exit, abort, kill it) ends only it: the front answers its calls and starts another.
-import { randomUUID } from 'node:crypto'
+// A warm group's own process: the front never runs pack code, in any posture. It runs the
+// group's warm pool (warm-pool.ts: Piscina, with a thread budget of its own), started by the
+// front with the filtered pack env (never the token), no socket of the front's, under the
+// permission model (src/pool/strict-flags.ts). Calls come over its channel to the front
+// (fd 3, frame-channel.ts) in batches; answers, frees and file requests go back the same way.
+// Whatever pack code does to this process (exit, abort, kill it) ends only it: the front
+// answers its calls and starts another.
+import { randomBytes } from 'node:crypto'
 import { Socket } from 'node:net'
 import type { MessagePort } from 'node:worker_threads'
 import { fromBase64, openFrames, toBase64, viaIpc } from '../src/protocol/frame-channel.js'
-import { cpuExceeded } from '../src/protocol/messages.js'
 import type { FileReplyMessage, FromPack, FromPackItem, PackSetup, ToPack, ToPackItem } from '../src/protocol/pack-messages.js'
-import type { CallTask, RunnableEntry } from '../src/protocol/worker-messages.js'
-import type { GroupAnswer, RunningCall, WorkerGroup } from '../src/pool/group.js'
-import { createPiscinaGroup } from '../src/pool/piscina-group.js'
-import { createThreadBudget, type ThreadBudget } from '../src/pool/thread-budget.js'
-import type { FileRequest } from '../src/pool/tool-files.js'
+import type { CallTask, FileRequest } from '../src/protocol/worker-messages.js'
+import type { RunningCall } from '../src/pool/group.js'
+import { createWarmPool, type WarmPool } from './warm-pool.js'
 
-/** How often a call past its cpuMs of wall time has its busy time read (as the front did). */
-const CPU_CHECK_MS = 20
 const WORKERS_CHECK_MS = 500
 
-type Call = { running: RunningCall; answered: boolean; cpuWatch: NodeJS.Timeout | undefined }
-
-let group: WorkerGroup | undefined
-let budget: ThreadBudget | undefined
-const byKey = new Map<string, RunnableEntry>()
-const calls = new Map<number, Call>()
+let pool: WarmPool | undefined
+/** Calls handed to the pool and not yet freed, by call id: where a stop goes. */
+const calls = new Map<number, RunningCall>()
 const filePorts = new Map<number, MessagePort>()
 let nextFileRequest = 0
 let lastWorkers = -1
+
+/** What came before the pool was made (it waits for the front to count this process's threads). */
+let early: ToPack[] | undefined = []
+let setupGiven: PackSetup | undefined
 
 let outbox: FromPackItem[] = []
 let flushing = false
@@ -57,7 +53,7 @@ function flush(): void {
   flushing = false
   const items = outbox
   outbox = []
-  const workers = group?.workerCount() ?? 0
+  const workers = pool?.workerCount() ?? 0
   if (workers !== lastWorkers) {
     lastWorkers = workers
     items.push({ type: 'workers', count: workers })
@@ -65,60 +61,47 @@ function flush(): void {
   if (items.length > 0) send({ type: 'batch', items })
 }
 
+/**
+ * A group whose tools all have limits has its threads counted by the front: Node's own threads
+ * first, once libuv's thread pool is up (an async crypto call starts it), before any worker.
+ */
+function prepare(setup: PackSetup): void {
+  setupGiven = setup
+  if (!setup.countThreads) {
+    start(setup)
+    return
+  }
+  randomBytes(1, () => send({ type: 'threads-base' }))
+}
+
 function start(setup: PackSetup): void {
-  for (const entry of setup.entries) byKey.set(entry.key, entry)
-  let holders: WorkerGroup['holders'] = () => []
-  budget = createThreadBudget(setup.workerThreads, () => holders())
-  group = createPiscinaGroup({
+  pool = createWarmPool({
     key: setup.key,
     entries: setup.entries,
     env: { ...process.env } as Record<string, string>,
     memMB: setup.memMB,
     maxThreads: setup.maxThreads,
     minThreads: setup.minThreads,
-    // Only this process's workers listen on it; notices carry their run's nonce besides.
-    abortChannel: `kindgi-pack-host-abort-${randomUUID()}`,
+    workerThreads: setup.workerThreads,
     onReplaced: (reason, id) => out({ type: 'replaced', reason, id }),
     onFileRequest: fileRequest,
-    budget,
   })
-  holders = group.holders
   setInterval(() => {
-    if ((group?.workerCount() ?? 0) !== lastWorkers) out({ type: 'workers', count: group?.workerCount() ?? 0 })
+    if ((pool?.workerCount() ?? 0) !== lastWorkers) out({ type: 'workers', count: pool?.workerCount() ?? 0 })
   }, WORKERS_CHECK_MS).unref()
+  const waiting = early ?? []
+  early = undefined
+  for (const message of waiting) onMessage(message)
 }
 
 function run(task: CallTask): void {
-  const running = (group as WorkerGroup).run(task)
-  const call: Call = { running, answered: false, cpuWatch: undefined }
-  calls.set(task.callId, call)
-  const answer = (given: GroupAnswer) => {
-    if (call.answered) return
-    call.answered = true
-    clearTimeout(call.cpuWatch)
-    out({ type: 'answer', callId: task.callId, answer: given })
-  }
-  void running.answer.then(answer)
+  const running = (pool as WarmPool).run(task)
+  calls.set(task.callId, running)
+  void running.answer.then((answer) => out({ type: 'answer', callId: task.callId, answer }))
   void running.freed.then(() => {
-    clearTimeout(call.cpuWatch)
     calls.delete(task.callId)
     out({ type: 'freed', callId: task.callId })
   })
-  const entry = byKey.get(task.key)
-  const cpuMs = entry?.cpuMs
-  if (entry === undefined || cpuMs === undefined) return
-  // Busy time never runs ahead of wall time: nothing is read before cpuMs has passed.
-  const check = () => {
-    const busy = running.busyMs()
-    if (busy === undefined || busy <= cpuMs) {
-      call.cpuWatch = setTimeout(check, CPU_CHECK_MS)
-      return
-    }
-    running.stop('cpu')
-    const message = cpuExceeded({ target: entry.target, id: entry.id }, cpuMs)
-    answer({ kind: 'result', result: { outcome: message.code, body: JSON.stringify(message) } })
-  }
-  call.cpuWatch = setTimeout(check, cpuMs)
 }
 
 function fileRequest(request: FileRequest): void {
@@ -150,10 +133,14 @@ function handle(item: ToPackItem): void {
       run(item.task)
       return
     case 'stop':
-      calls.get(item.callId)?.running.stop(item.reason)
+      calls.get(item.callId)?.stop(item.reason)
       return
     case 'file-reply':
       fileReply(item.req, item.reply)
+      return
+    case 'count-threads':
+      // Sent at once, not batched: the front reads the process's threads as this arrives.
+      send({ type: 'batch', items: [{ type: 'threads', live: (pool as WarmPool).liveThreads(), secret: (setupGiven as PackSetup).secret }] })
       return
   }
 }
@@ -163,12 +150,21 @@ void process.stdout
 void process.stderr
 
 function onMessage(message: ToPack): void {
+  if (message.type === 'setup') {
+    prepare(message.setup)
+    return
+  }
+  if (message.type === 'threads-counted') {
+    start(setupGiven as PackSetup)
+    return
+  }
+  if (early !== undefined) {
+    early.push(message)
+    return
+  }
   switch (message.type) {
-    case 'setup':
-      start(message.setup)
-      return
     case 'probe':
-      ;(group as WorkerGroup).probe().then(
+      ;(pool as WarmPool).probe().then(
         (problems) => send({ type: 'probed', problems }),
         (err: unknown) => send({ type: 'probe-failed', message: err instanceof Error ? err.message : String(err) }),
       )
@@ -177,8 +173,11 @@ function onMessage(message: ToPack): void {
       for (const item of message.items) handle(item)
       return
     case 'close':
-      budget?.close()
-      void (group?.close() ?? Promise.resolve()).finally(() => process.exit(0))
+      // Calls still running end as shutdown; their answers go before the process does.
+      void (pool?.close() ?? Promise.resolve()).finally(() => {
+        flush()
+        setImmediate(() => process.exit(0))
+      })
       return
   }
 }

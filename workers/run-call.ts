@@ -3,10 +3,8 @@
 import { toIssues } from '../src/protocol/issues.js'
 import { errorMessage, handlerThrow, memoryExceeded, validationText } from '../src/protocol/messages.js'
 import type { CheckInvoke, ResponseMessage, Target, ToolInvoke } from '../src/protocol/wire.js'
-import type { CallResult, CallTask } from '../src/protocol/worker-messages.js'
-import { threadId } from 'node:worker_threads'
-import { markCallStarted } from '../src/protocol/cpu-start-cell.js'
-import { setup } from './worker-state.js'
+import type { CallTask } from '../src/protocol/worker-messages.js'
+import type { CallResult } from '../src/protocol/call-answers.js'
 import { forgetCall, registerCall } from './abort-registry.js'
 import { buildToolContext, isPauseRequest } from './context.js'
 import { buildFiles } from './files.js'
@@ -17,8 +15,6 @@ import { overLimit, watchMemory } from './memory-watch.js'
 import { runOwned } from './stray-errors.js'
 
 const MAX_PAUSE_MS = 2073600000
-/** Taken before any pack code loads: pack code that replaces performance's own cannot move a start mark. */
-const eventLoopUtilization = performance.eventLoopUtilization.bind(performance)
 
 export async function runCall(loaded: Map<string, LoadedEntry>, task: CallTask): Promise<CallResult> {
   const item = loaded.get(task.key)
@@ -30,9 +26,6 @@ export async function runCall(loaded: Map<string, LoadedEntry>, task: CallTask):
   const { entry } = item
   setCurrentTarget(entry.id)
   if (entry.posture === 'strict') setWritableFolder(entry.id, task.tmpDir)
-  // The front measures a cpuMs budget on this worker's event loop from this moment.
-  const cpuTable = task.cpuTable ?? setup.cpuTable
-  if (task.cpuSlot !== undefined && cpuTable !== undefined) markCallStarted(cpuTable, task.cpuSlot, task.callId, threadId, eventLoopUtilization().active)
   const signal = registerCall(task.callId, task.nonce)
   const memMB = entry.memMB
   let stopWatch: (() => void) | undefined

@@ -1,4 +1,4 @@
-// Gives each boot problem (the service's own sentences, CONTRACT §1) the JSON path of the
+// Gives each boot problem (the service's own sentences, docs/spec/CONTRACT.md §1) the JSON path of the
 // index entry it is about, so `check` can print every problem with its path.
 import type { PackIndex } from '../pack-index.js'
 import { pointer, type Problem } from './output.js'

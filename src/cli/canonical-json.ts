@@ -28,13 +28,13 @@ function idOf(item: unknown): string {
 export function stringifySorted(value: unknown, indent = ''): string {
   if (Array.isArray(value)) {
     if (value.length === 0) return '[]'
-    const inner = indent + '  '
+    const inner = `${indent}  `
     return `[\n${value.map((v) => inner + stringifySorted(v, inner)).join(',\n')}\n${indent}]`
   }
   if (isObject(value)) {
     const keys = Object.keys(value).sort(byCodeUnit)
     if (keys.length === 0) return '{}'
-    const inner = indent + '  '
+    const inner = `${indent}  `
     return `{\n${keys.map((k) => `${inner}${JSON.stringify(k)}: ${stringifySorted(value[k], inner)}`).join(',\n')}\n${indent}}`
   }
   return JSON.stringify(value) ?? 'null'
@@ -62,7 +62,7 @@ function sortLists(index: unknown): unknown {
 
 /** The canonical text of a parsed index. */
 export function canonicalIndex(index: unknown): string {
-  return stringifySorted(sortLists(index)) + '\n'
+  return `${stringifySorted(sortLists(index))}\n`
 }
 
 const MAX_KEY_PROBLEMS = 5

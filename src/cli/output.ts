@@ -11,11 +11,11 @@ export const EXIT = { ok: 0, problems: 1, usage: 2 } as const
 const stdoutWrite = process.stdout.write.bind(process.stdout)
 
 export function out(text: string): void {
-  stdoutWrite(text.endsWith('\n') ? text : text + '\n')
+  stdoutWrite(text.endsWith('\n') ? text : `${text}\n`)
 }
 
 export function err(text: string): void {
-  process.stderr.write(text.endsWith('\n') ? text : text + '\n')
+  process.stderr.write(text.endsWith('\n') ? text : `${text}\n`)
 }
 
 export function outJson(value: unknown): void {
@@ -53,5 +53,5 @@ export function usageError(command: string, problems: string[]): number {
 
 /** JSON Pointer (RFC 6901) of a path of keys and indexes. */
 export function pointer(...parts: Array<string | number>): string {
-  return parts.map((p) => '/' + String(p).replaceAll('~', '~0').replaceAll('/', '~1')).join('')
+  return parts.map((p) => `/${String(p).replaceAll('~', '~0').replaceAll('/', '~1')}`).join('')
 }

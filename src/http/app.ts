@@ -1,10 +1,10 @@
-// The Hono app: four routes and the order of checks CONTRACT §2 gives (route, method,
+// The Hono app: four routes and the order of checks docs/spec/CONTRACT.md §2 gives (route, method,
 // token, tenant, then readiness and capacity). All answers are JSON.
 import type { HttpBindings } from '@hono/node-server'
 import { Hono, type Context } from 'hono'
 import { infoBody } from '../serving.js'
 import { notReady, type FrontState } from './front-state.js'
-import { tenantHeaderGuard, tokenGuard, type Refusal } from './guards.js'
+import { tenantHeaderGuard, tokenGuard, type Refusal } from './access-checks.js'
 import { invoke, type InvokeOptions } from './invoke.js'
 
 type Env = { Bindings: HttpBindings }

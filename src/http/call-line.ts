@@ -1,4 +1,4 @@
-// The `call` line (CONTRACT §1) and the ids it carries, the caller's W3C trace and the call's
+// The `call` line (docs/spec/CONTRACT.md §1) and the ids it carries, the caller's W3C trace and the call's
 // own span among them. Only ids: never the input, the context's secrets or connections,
 // toolFiles or a wait link.
 import { randomFillSync } from 'node:crypto'
@@ -40,7 +40,8 @@ export function newSpanId(parentId: string): string {
       randomFillSync(spanPool)
       spanAt = 0
     }
-    const id = spanPool.toString('hex', spanAt, (spanAt += SPAN_BYTES))
+    const id = spanPool.toString('hex', spanAt, spanAt + SPAN_BYTES)
+    spanAt += SPAN_BYTES
     if (id !== parentId && id !== ZERO_SPAN) return id
   }
 }
@@ -82,7 +83,7 @@ export function callLine(
   fields: CallFields,
   pack: { packId: string; artifactVersion: string } | undefined,
 ): Record<string, unknown> {
-  // Built by assignment, in the line's field order: object spreads cost ~3 % of the front at 32 callers.
+  // Built by assignment, in the line's field order: object spreads cost more, per call (bench/PROFILE.md, design figures).
   const line: Record<string, unknown> = {}
   if (about !== undefined) {
     line.target = about.target

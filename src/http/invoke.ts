@@ -7,12 +7,12 @@ import type { Context } from 'hono'
 import type { CallOutcome } from '../protocol/error-codes.js'
 import { parseRequest } from '../protocol/parse.js'
 import type { RequestMessage, Target } from '../protocol/wire.js'
-import type { RunnableEntry } from '../protocol/worker-messages.js'
+import type { RunnableEntry } from '../protocol/runnable-entry.js'
 import type { FileGrant } from '../pool/tool-files.js'
 import { resolveEntry, servesId, type Serving } from '../serving.js'
 import { callFields, callLine, type CallFields } from './call-line.js'
 import { notReady, refusalReason, type FrontState } from './front-state.js'
-import { tenantMismatch } from './guards.js'
+import { tenantMismatch } from './access-checks.js'
 import { BODY_LIMIT, readBody } from './read-body.js'
 
 type Ctx = Context<{ Bindings: HttpBindings }>
@@ -21,6 +21,7 @@ export const DEFAULT_TIMEOUT_MS = 120_000
 const RETRY = { 'Retry-After': '1' }
 const TOO_LARGE = { error: 'Request body too large' }
 
+/** Call ids are safe integers, never reused: at a million calls a second they last 285 years. */
 let nextCallId = 1
 
 export type InvokeOptions = { bodyTimeoutMs: number }
@@ -74,7 +75,7 @@ export async function invoke(c: Ctx, state: FrontState, options: InvokeOptions):
     state.metrics.callFinished({ target: about?.target, id, outcome, durationMs: line.durationMs as number })
   }
   // A Response built directly with plain headers (node-server's light Response): c.body with
-  // more than one header makes Hono build a WHATWG Headers, ~2 % of the front at 32 callers.
+  // more than one header makes Hono build a WHATWG Headers, a cost on every call (bench/PROFILE.md, design figures).
   const answer = (bodyText: string) =>
     new Response(bodyText, {
       status: 200,
@@ -109,7 +110,7 @@ export async function invoke(c: Ctx, state: FrontState, options: InvokeOptions):
 
   const { body: workerBody, files, grant } = toolFilesOf(message, resolved.entry, body.text)
   const callId = nextCallId++
-  const result = await slot.run(
+  const ran = await slot.run(
     resolved.entry,
     {
       type: 'call',
@@ -121,8 +122,14 @@ export async function invoke(c: Ctx, state: FrontState, options: InvokeOptions):
     },
     { timeoutMs: timeoutOf(headers['kindgi-timeout-ms']), onCallerGone: (listener) => callerGone(outgoing, listener), ...(grant !== undefined ? { files: grant } : {}) },
   )
-  log(parsed.about, result.outcome, fields)
-  return answer(result.body)
+  if (ran.kind === 'not-started') {
+    // The host's own failure before any pack code ran: safe to retry, so a 503, and still one call line.
+    log(parsed.about, 'host-failed', fields)
+    state.log.error('call-not-started', { target: parsed.about?.target, id: parsed.about?.id, why: ran.why })
+    return c.json({ error: `The host could not start the call: ${ran.why}` }, 503, RETRY)
+  }
+  log(parsed.about, ran.answer.outcome, fields)
+  return answer(ran.answer.body)
 }
 
 /** The caller went away: the response closed before it was written. */
@@ -140,7 +147,7 @@ function callerGone(outgoing: ServerResponse, listener: () => void): () => void 
 }
 
 /**
- * toolFiles never reaches pack code (CONTRACT §7): the worker gets the message without it,
+ * toolFiles never reaches pack code (docs/spec/CONTRACT.md §7): the worker gets the message without it,
  * and which of files.store/read the handler may use; the front keeps the URL and token.
  */
 function toolFilesOf(

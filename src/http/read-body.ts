@@ -1,5 +1,5 @@
 // Reads a request body from the Node stream while counting it, so an oversized body is
-// refused the moment it passes the limit and is never buffered whole (CONTRACT §2).
+// refused the moment it passes the limit and is never buffered whole (docs/spec/CONTRACT.md §2).
 import type { IncomingMessage } from 'node:http'
 
 export const BODY_LIMIT = 10 * 1024 * 1024

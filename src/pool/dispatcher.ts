@@ -1,29 +1,26 @@
-// Admission and the life of one call: the concurrency cap (503 before anything runs),
-// the deadline and the caller leaving (answered at once), and the slot that is free again
-// only when its worker is.
-import { cancelled, cpuExceeded, deadlineExceeded, memoryExceeded, workerDied } from '../protocol/messages.js'
-import type { CallOutcome } from '../protocol/error-codes.js'
-import type { ResponseMessage, Target } from '../protocol/wire.js'
-import type { CallTask, RunnableEntry } from '../protocol/worker-messages.js'
+// Admission: the concurrency cap (503 before anything runs), and what a call needs before its
+// group gets it (a strict call's tmpDir, the grant for its tool files). The call's life after
+// that is call-life.ts's; the slot is free again only when the call's worker is.
+import type { RunnableEntry } from '../protocol/runnable-entry.js'
+import type { CallTask } from '../protocol/worker-messages.js'
 import type { CallTmp } from './call-tmp.js'
+import { followCall, type CallAnswer, type CallLimits } from './call-life.js'
+import type { WorkerGroup } from './group.js'
 import type { FileGrant, ToolFiles } from './tool-files.js'
-import type { GroupAnswer, RunningCall, WorkerGroup } from './group.js'
 
-const CPU_CHECK_MS = 20
+export type { CallAnswer } from './call-life.js'
 
-export type CallAnswer = { outcome: CallOutcome; body: string }
-
-export type CallLimits = {
-  timeoutMs: number
-  /** Calls `listener` once if the caller goes away before the answer; returns the unsubscribe. */
-  onCallerGone(listener: () => void): () => void
+export type SlotLimits = CallLimits & {
   /** The call's toolFiles, used by the front on the handler's behalf until the call is answered. */
   files?: FileGrant
 }
 
+/** A call that ran (or was stopped) and its answer; or one the host could not start, so nothing of it ran. */
+export type SlotOutcome = { kind: 'answered'; answer: CallAnswer } | { kind: 'not-started'; why: string }
+
 export type Slot = {
-  /** Runs the call on the slot; the slot frees itself when the worker does. */
-  run(entry: RunnableEntry, task: CallTask, limits: CallLimits): Promise<CallAnswer>
+  /** Runs the call on the slot; the slot frees itself when the worker does. Never rejects. */
+  run(entry: RunnableEntry, task: CallTask, limits: SlotLimits): Promise<SlotOutcome>
   /** Gives the slot back when no call was started on it. */
   release(): void
 }
@@ -36,67 +33,52 @@ export type Dispatcher = {
   idle(): Promise<void>
 }
 
-function encode(message: ResponseMessage): CallAnswer {
-  return { outcome: message.kind === 'error' ? message.code : 'ok', body: JSON.stringify(message) }
-}
-
-function fromGroup(answer: GroupAnswer, entry: RunnableEntry, about: Target): CallAnswer {
-  if (answer.kind === 'result') return answer.result
-  if (answer.reason === 'memory' && entry.memMB !== undefined) return encode(memoryExceeded(about, entry.memMB))
-  return encode(workerDied(about, answer.detail))
-}
-
-export function createDispatcher(
-  groupOf: (entry: RunnableEntry) => WorkerGroup,
-  cap: number,
-  callTmp: CallTmp,
-  toolFiles: ToolFiles,
-): Dispatcher {
+export function createDispatcher(groupOf: (entry: RunnableEntry) => WorkerGroup, cap: number, callTmp: CallTmp, toolFiles: ToolFiles): Dispatcher {
   let taken = 0
   let idleWaiters: Array<() => void> = []
 
   function free(): void {
     taken--
-    if (taken === 0) {
-      const waiters = idleWaiters
-      idleWaiters = []
-      for (const w of waiters) w()
-    }
+    if (taken > 0) return
+    const waiters = idleWaiters
+    idleWaiters = []
+    for (const w of waiters) w()
   }
 
   function admit(): Slot | undefined {
     if (taken >= cap) return undefined
     taken++
     let used = false
+    const releaseOnce = () => {
+      if (used) return
+      used = true
+      free()
+    }
     return {
-      release() {
-        if (used) return
-        used = true
-        free()
-      },
+      release: releaseOnce,
       async run(entry, task, limits) {
-        used = true
-        const about: Target = { target: entry.target, id: entry.id }
         let tmpDir: string | undefined
-        try {
-          tmpDir = entry.posture === 'strict' ? await callTmp.make() : undefined
-        } catch (err) {
-          free() // nothing ran: the slot is free; the front answers 500 (the service failed)
-          throw err
+        if (entry.posture === 'strict') {
+          try {
+            tmpDir = await callTmp.make()
+          } catch (err) {
+            releaseOnce()
+            return { kind: 'not-started', why: `its tmpDir could not be made: ${(err as Error).message}` }
+          }
         }
         const running = groupOf(entry).run(tmpDir === undefined ? task : { ...task, tmpDir })
-        void running.freed.then(() => {
+        const done = () => {
           if (tmpDir !== undefined) callTmp.remove(tmpDir)
-          free()
-        })
-        if (limits.files === undefined) return race(running, entry, about, limits)
+          releaseOnce()
+        }
+        if (limits.files === undefined) return { kind: 'answered', answer: await followCall(running, entry, limits, done) }
         // The file token is valid until the call's answer or deadline, whichever comes first.
         const ended = new AbortController()
         const revoke = toolFiles.grant(task.callId, limits.files, ended.signal)
-        const answer = await race(running, entry, about, limits)
+        const answer = await followCall(running, entry, limits, done)
         ended.abort()
         revoke()
-        return answer
+        return { kind: 'answered', answer }
       },
     }
   }
@@ -106,44 +88,4 @@ export function createDispatcher(
     inFlight: () => taken,
     idle: () => (taken === 0 ? Promise.resolve() : new Promise<void>((resolve) => idleWaiters.push(resolve))),
   }
-}
-
-function race(running: RunningCall, entry: RunnableEntry, about: Target, limits: CallLimits): Promise<CallAnswer> {
-  return new Promise<CallAnswer>((resolve) => {
-    let answered = false
-    let unsubscribe = () => {}
-    const finish = (answer: CallAnswer) => {
-      if (answered) return
-      answered = true
-      clearTimeout(deadline)
-      clearTimeout(cpuWatch)
-      unsubscribe()
-      resolve(answer)
-    }
-    const deadline = setTimeout(() => {
-      running.stop('deadline')
-      finish(encode(deadlineExceeded(about)))
-    }, limits.timeoutMs)
-    const onGone = () => {
-      running.stop('cancelled')
-      finish(encode(cancelled(about)))
-    }
-    // cpuMs: the worker's busy time, read often enough to stop a call within ~100 ms past its
-    // budget. Busy time never runs ahead of wall time, so nothing is read before cpuMs has
-    // passed: a call that ends sooner costs one timer, no polling.
-    const cpuMs = entry.cpuMs
-    let cpuWatch: NodeJS.Timeout | undefined
-    const checkCpu = () => {
-      const busy = running.busyMs()
-      if (busy === undefined || busy <= cpuMs!) {
-        cpuWatch = setTimeout(checkCpu, CPU_CHECK_MS)
-        return
-      }
-      running.stop('cpu')
-      finish(encode(cpuExceeded(about, cpuMs!)))
-    }
-    if (cpuMs !== undefined) cpuWatch = setTimeout(checkCpu, cpuMs)
-    unsubscribe = limits.onCallerGone(onGone)
-    void running.answer.then((answer) => finish(fromGroup(answer, entry, about)))
-  })
 }

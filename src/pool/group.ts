@@ -1,17 +1,9 @@
 // The one interface the dispatcher sees for a set of workers that run the same entries
-// under the same posture and limits, whatever keeps them (Piscina or single-use spares).
-import type { Worker } from 'node:worker_threads'
-import type { CallResult, CallTask, RunnableEntry } from '../protocol/worker-messages.js'
+// under the same posture and limits, whatever keeps them (a pack process, or strict spares).
+import type { CallResult, GroupAnswer, ReplaceReason, StopReason } from '../protocol/call-answers.js'
+import type { RunnableEntry } from '../protocol/runnable-entry.js'
+import type { CallTask, FileRequest } from '../protocol/worker-messages.js'
 import type { Holder, ThreadBudget } from './thread-budget.js'
-import type { FileRequest } from './tool-files.js'
-
-export type ReplaceReason = 'deadline' | 'cancelled' | 'memory' | 'cpu' | 'crash' | 'strict' | 'context-isolated'
-
-export type GroupAnswer =
-  | { kind: 'result'; result: CallResult }
-  | { kind: 'died'; reason: 'crash' | 'memory'; detail: string }
-
-export type StopReason = 'deadline' | 'cancelled' | 'cpu'
 
 export type RunningCall = {
   /** The worker's answer, or why it has none; never rejects. */
@@ -20,7 +12,7 @@ export type RunningCall = {
   freed: Promise<void>
   /** Fires the call's abortSignal and terminates the worker if it has not settled after the grace. */
   stop(reason: StopReason): void
-  /** Milliseconds the worker's event loop has been busy on this call, once the worker marked its start. */
+  /** CPU time the call's own process has used (strict), for cpuMs; undefined where the group enforces cpuMs itself (a pack process). */
   busyMs(): number | undefined
 }
 
@@ -53,11 +45,6 @@ export type GroupOptions = {
   onFileRequest(request: FileRequest): void
 }
 
-/** Busy time of a worker since it had been busy `busyMsAtStart` ms, read from this thread (CONTRACT §6 cpuMs). */
-export function busySince(worker: Worker, busyMsAtStart: number): number {
-  return worker.performance.eventLoopUtilization().active - busyMsAtStart
-}
-
 /** The reason a worker retired by a call is replaced. */
 export function retireReason(retire: 'failed' | 'memory' | 'crash'): ReplaceReason {
   return retire === 'memory' ? 'memory' : retire === 'crash' ? 'crash' : 'context-isolated'
@@ -78,6 +65,7 @@ export function checkedAnswer(given: unknown): GroupAnswer {
       ? { kind: 'result', result: { outcome: outcome as CallResult['outcome'], body, retire } }
       : { kind: 'result', result: { outcome: outcome as CallResult['outcome'], body } }
   }
+  if (answer?.kind === 'shutdown') return { kind: 'shutdown' }
   if (answer?.kind === 'died' && (answer.reason === 'crash' || answer.reason === 'memory') && typeof answer.detail === 'string') {
     return { kind: 'died', reason: answer.reason, detail: answer.detail }
   }

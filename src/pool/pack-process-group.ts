@@ -7,15 +7,19 @@
 // its probes and every other call go on. A message names a call; the front acts on it only
 // when that call is pending in the process that sent it.
 import { spawn, type ChildProcess } from 'node:child_process'
+import { randomUUID } from 'node:crypto'
 import type { Duplex } from 'node:stream'
 import { fileURLToPath } from 'node:url'
 import { fromBase64, openFrames, toBase64, viaIpc, type FrameChannel } from '../protocol/frame-channel.js'
 import type { FileReplyMessage, FromPack, FromPackItem, PackSetup, ToPack, ToPackItem } from '../protocol/pack-messages.js'
 import type { CallTask } from '../protocol/worker-messages.js'
-import { checkedAnswer, type GroupAnswer, type GroupOptions, type ReplaceReason, type RunningCall, type StopReason, type WorkerGroup } from './group.js'
+import { checkedAnswer, type GroupOptions, type RunningCall, type WorkerGroup } from './group.js'
+import type { GroupAnswer, ReplaceReason, StopReason } from '../protocol/call-answers.js'
 import { RUNTIME } from '../runtime.js'
 import { packProcessCommand } from './strict-flags.js'
-import { bridgeFileRequest, type FileReply } from './tool-files.js'
+import { watchThreads, type ThreadWatch } from './thread-watch.js'
+import { bridgeFileRequest } from './tool-files.js'
+import type { FileReply } from '../protocol/worker-messages.js'
 
 // Bundled at build, like the workers: a replacement process loads one file.
 const PACK_PROCESS = fileURLToPath(new URL('../../workers/bundled/pack-process.js', import.meta.url))
@@ -60,6 +64,12 @@ type Proc = {
   exited: Promise<void>
   markExited(): void
   probes: Array<{ resolve(problems: string[]): void; reject(err: Error): void }>
+  threads: ThreadWatch | undefined
+  /** Why the front killed it, when it did: its worker-replaced line says so. */
+  killedFor: { reason: ReplaceReason; id: string | undefined } | undefined
+  /** The last call of the process that ended, for that line. */
+  lastId: string | undefined
+  secret: string
 }
 
 /** A network-none process without --allow-net may not open a socket on its fd 3 (frame-channel.ts). */
@@ -81,7 +91,12 @@ export function createPackProcessGroup(options: PackProcessOptions): WorkerGroup
     maxThreads: options.maxThreads,
     minThreads: options.minThreads,
     workerThreads: options.workerThreads,
+    countThreads: false,
+    secret: '',
   }
+  // Tools that all have limits: no thread of pack code's may outlive a call (thread-watch.ts).
+  const limited = options.entries.length > 0 && options.entries.every((e) => e.cpuMs !== undefined || e.memMB !== undefined)
+  const limitReason: ReplaceReason = options.entries.every((e) => e.cpuMs !== undefined) ? 'cpu' : 'memory'
   const networkNone = options.entries.length > 0 && options.entries.every((e) => e.networkNone)
   const entry = options.entry ?? PACK_PROCESS
   const entryIds = new Set(options.entries.map((e) => e.key.slice(e.key.indexOf(':') + 1)))
@@ -104,6 +119,10 @@ export function createPackProcessGroup(options: PackProcessOptions): WorkerGroup
       exited: new Promise<void>((resolve) => (markExited = resolve)),
       markExited: () => markExited(),
       probes: [],
+      threads: undefined,
+      killedFor: undefined,
+      lastId: undefined,
+      secret: randomUUID(),
     }
     if (delayMs === 0) launch(proc)
     else setTimeout(() => launch(proc), delayMs).unref()
@@ -139,7 +158,15 @@ export function createPackProcessGroup(options: PackProcessOptions): WorkerGroup
       if (child.pid === undefined) exitedProc(proc, 'it could not be started')
       else child.kill('SIGKILL')
     })
-    send(proc, { type: 'setup', setup })
+    if (limited && child.pid !== undefined) {
+      const pid = child.pid
+      // Its worker-replaced line names the limit the thread escaped and the call that ended last.
+      proc.threads = watchThreads(pid, () => queue(proc, { type: 'count-threads' }), () => {
+        proc.killedFor = { reason: limitReason, id: proc.lastId }
+        child.kill('SIGKILL')
+      })
+    }
+    send(proc, { type: 'setup', setup: { ...setup, countThreads: proc.threads !== undefined, secret: proc.secret } })
     // A replacement loads its modules again before its calls, as the boot probe did.
     if (launches++ > 0) {
       proc.probes.push({ resolve: () => undefined, reject: () => undefined })
@@ -177,6 +204,9 @@ export function createPackProcessGroup(options: PackProcessOptions): WorkerGroup
       for (const probe of proc.probes.splice(0)) probe.resolve(Array.isArray(message.problems) ? message.problems.map(String) : [])
     } else if (message?.type === 'probe-failed') {
       for (const probe of proc.probes.splice(0)) probe.reject(new Error(String(message.message)))
+    } else if (message?.type === 'threads-base' && proc.threads !== undefined) {
+      proc.threads.readBase()
+      send(proc, { type: 'threads-counted' })
     }
   }
 
@@ -194,8 +224,13 @@ export function createPackProcessGroup(options: PackProcessOptions): WorkerGroup
         if (call === undefined) return
         proc.pending.delete(item.callId)
         settle(call, { kind: 'died', reason: 'crash', detail: 'it was stopped' })
+        proc.lastId = call.id
+        proc.threads?.check()
         return
       }
+      case 'threads':
+        if (item.secret === proc.secret && Number.isInteger(item.live) && item.live >= 0) proc.threads?.counted(item.live)
+        return
       case 'replaced':
         // Only what the host says: a reason it knows, an entry of this group (log lines and metric labels).
         if (REASONS.has(item.reason)) options.onReplaced(item.reason, typeof item.id === 'string' && entryIds.has(item.id) ? item.id : undefined)
@@ -222,14 +257,17 @@ export function createPackProcessGroup(options: PackProcessOptions): WorkerGroup
     if (proc.gone) return
     proc.gone = true
     proc.workers = 0
+    proc.threads?.stop()
     proc.markExited()
     const died = [...proc.pending.values()]
     proc.pending.clear()
     for (const probe of proc.probes.splice(0)) probe.reject(new Error(`its pack process exited (${why})`))
     const inFlight = died.find((call) => !call.answered)
-    for (const call of died) settle(call, { kind: 'died', reason: 'crash', detail: why })
+    // Ended by the service closing its groups, not by pack code: the calls were cut by the shutdown.
+    for (const call of died) settle(call, closed ? { kind: 'shutdown' } : { kind: 'died', reason: 'crash', detail: why })
     if (closed || proc !== current) return
-    options.onReplaced('crash', inFlight?.id ?? died[0]?.id)
+    if (proc.killedFor !== undefined) options.onReplaced(proc.killedFor.reason, proc.killedFor.id)
+    else options.onReplaced('crash', inFlight?.id ?? died[0]?.id)
     // A process that keeps dying as it starts is restarted less and less often.
     shortLives = performance.now() - proc.startedAt < SHORT_LIFE_MS ? shortLives + 1 : 0
     const delay = shortLives <= 1 ? 0 : Math.min(MAX_RESTART_DELAY_MS, 100 * 2 ** (shortLives - 2))

@@ -1,14 +1,21 @@
-// How many calls may run on worker threads at once. More busy threads than cores only make
-// them fight for the CPU (measured: 32 threads on 2 cores serve half of what 2 do), so calls
-// past `cores` wait here, in the front — unless running calls are waiting on I/O rather than
-// computing: their cores are free then, and one more call may start for each. A call counts
-// as waiting when it has run for a while (LONG_MS) and the threads that hold calls are idle,
-// read from the workers' event-loop utilization, sampled only while calls queue here. Short
-// calls never count: a worker idle between short calls waits for the front, not for I/O.
-// A call that finds every core taken may instead wait *behind* a running call, in that call's
-// worker's mailbox (mailbox.ts): it starts the moment the call before it ends, without a trip
-// through the front. It counts as running from then (promote). One that has waited behind for
-// STEAL_MS is taken back and queued here again, so a call never waits long behind a slow one.
+// How many calls may compute at once. More busy threads than cores only make them fight for
+// the CPU, so calls past `cores` wait here — unless running calls are waiting on I/O rather
+// than computing: their cores are free then, and one more call may start for each. A call
+// counts as waiting when it has run for a while (LONG_MS) and the threads or processes that
+// hold calls are idle, read from their busy time, sampled only while calls queue here. Short
+// calls never count: a worker idle between short calls waits for its caller, not for I/O.
+//
+// Short calls may overlap (warm pools only): a call hands its worker back through its pack
+// process's event loop, and a worker waits that long for its next call with its core idle.
+// So a call may also start while fewer than `cores` running calls have run longer than
+// SHORT_MS, up to twice `cores` in all: short calls fill the gaps, long ones still get a core
+// each. (Strict calls' processes do not: each one's start is already all CPU.)
+//
+// Why this is ours and not Piscina's queue: Piscina runs as many tasks as it has threads
+// (`maxThreads`, fixed when the pool is made) and cannot tell a thread that computes from one
+// whose task awaits I/O. So the warm pool (workers/warm-pool.ts) hands Piscina a task only
+// when this budget lets the call start, and Piscina's own queue holds a task only while the
+// worker it will run on starts. Strict calls' processes are budgeted here the same way.
 
 /**
  * Something that holds calls (a worker thread, a strict call's process) and how long it has
@@ -17,21 +24,16 @@
 export type Holder = { key: object; busyMs(): number | undefined }
 
 export type BudgetTicket = {
-  /** False once the call has started or waits behind another. */
+  /** False once the call has started. */
   cancel(): boolean
   /** The call's worker is done with it (or it never ran): its place goes to the next. */
   done(): void
-  /** The call that waited behind another is running now. */
-  promote(): void
 }
 
-/** Puts a call behind a running one; returns how to take it back (true: it had not started). */
-export type PlaceBehind = () => (() => boolean) | undefined
-
 export type ThreadBudget = {
-  /** Runs `start` now if the budget allows, else places it behind a running call or runs it once it can. */
-  enqueue(start: () => void, behind?: PlaceBehind): BudgetTicket
-  /** Calls on worker threads, running or waiting behind one. */
+  /** Runs `start` now if the budget allows, else once it can. */
+  enqueue(start: () => void): BudgetTicket
+  /** Calls started and not done. */
   running(): number
   close(): void
 }
@@ -41,20 +43,14 @@ const LONG_MS = 10
 const IDLE_BELOW = 0.5
 /** A holder's utilization is read over at least this long (a process's CPU time moves in 10 ms ticks). */
 const WINDOW_MS = 40
-/** How long a call may wait behind another before it is taken back (exported for tests). */
-export const STEAL_MS = 5
 
-type Item = {
-  start: () => void
-  behind: PlaceBehind | undefined
-  revoke: (() => boolean) | undefined
-  startedAt: number
-  state: 'queued' | 'running' | 'behind' | 'ended'
-}
+type Item = { start: () => void; startedAt: number; state: 'queued' | 'running' | 'ended' }
 
-export function createThreadBudget(cores: number, holders: () => Holder[]): ThreadBudget {
+const SHORT_MS = 1
+
+export function createThreadBudget(cores: number, holders: () => Holder[], options: { shortCallsOverlap?: boolean } = {}): ThreadBudget {
+  const overlap = options.shortCallsOverlap === true
   const runningItems = new Set<Item>()
-  const behindItems = new Set<Item>()
   let extra = 0
   let queue: Item[] = []
   let head = 0
@@ -62,33 +58,31 @@ export function createThreadBudget(cores: number, holders: () => Holder[]): Thre
   /** Per holder: busy time and when it was read at the window's start, and whether it was idle over the last window. */
   let last = new WeakMap<object, { busy: number; at: number; idle: boolean }>()
 
+  /** Room for one more call: a core free, or (overlap) a core whose call is short, within twice the cores. */
+  function room(): boolean {
+    if (runningItems.size < cores + extra) return true
+    if (!overlap || runningItems.size >= 2 * cores + extra) return false
+    const now = performance.now()
+    let long = 0
+    for (const item of runningItems) if (now - item.startedAt >= SHORT_MS) long++
+    return long < cores + extra
+  }
+
   function pump(): void {
-    while (head < queue.length) {
-      const item = queue[head] as Item
-      if (item.state !== 'queued') {
-        head++
-      } else if (runningItems.size < cores + extra) {
-        head++
-        item.state = 'running'
-        item.startedAt = performance.now()
-        runningItems.add(item)
-        item.start()
-      } else {
-        // In order: a call that cannot wait behind another keeps the ones after it queued too.
-        const revoke = item.behind?.()
-        if (revoke === undefined) break
-        head++
-        item.state = 'behind'
-        item.revoke = revoke
-        item.startedAt = performance.now()
-        behindItems.add(item)
-      }
+    while (head < queue.length && room()) {
+      const item = queue[head++] as Item
+      if (item.state !== 'queued') continue
+      item.state = 'running'
+      item.startedAt = performance.now()
+      runningItems.add(item)
+      item.start()
     }
+    while (head < queue.length && (queue[head] as Item).state !== 'queued') head++
     if (head === queue.length) {
       queue = []
       head = 0
     }
-    const watch = queue.length - head > 0 || behindItems.size > 0
+    const watch = queue.length - head > 0
     if (watch && sampler === undefined) {
       last = new WeakMap()
       sampler = setInterval(sample, SAMPLE_EVERY_MS)
@@ -97,22 +91,6 @@ export function createThreadBudget(cores: number, holders: () => Holder[]): Thre
       sampler = undefined
       extra = 0
     }
-  }
-
-  /** Calls that waited behind a slow one for too long go back to the head of the queue, to run on their own. */
-  function stealBack(now: number): void {
-    const stolen: Item[] = []
-    for (const item of behindItems) {
-      if (now - item.startedAt < STEAL_MS || item.revoke?.() !== true) continue
-      behindItems.delete(item)
-      item.state = 'queued'
-      item.behind = undefined
-      item.revoke = undefined
-      stolen.push(item)
-    }
-    if (stolen.length === 0) return
-    queue = [...stolen, ...queue.slice(head)]
-    head = 0
   }
 
   function sample(): void {
@@ -132,48 +110,40 @@ export function createThreadBudget(cores: number, holders: () => Holder[]): Thre
         continue
       }
       if (at - before.at >= WINDOW_MS) last.set(holder.key, { busy, at, idle: (busy - before.busy) / (at - before.at) < IDLE_BELOW })
-      if (last.get(holder.key)!.idle) idle++
+      if (last.get(holder.key)?.idle === true) idle++
     }
-    const now = performance.now()
     let long = 0
-    for (const item of runningItems) if (now - item.startedAt >= LONG_MS) long++
+    for (const item of runningItems) if (at - item.startedAt >= LONG_MS) long++
     // A thread holding no call is parked in Atomics.wait, which its utilization counts as
     // busy: the idle threads are the ones whose call waits on I/O.
     extra = Math.min(long, idle)
-    stealBack(now)
     pump()
   }
 
   return {
-    enqueue(start, behind) {
-      const item: Item = { start, behind, revoke: undefined, startedAt: 0, state: 'queued' }
+    enqueue(start) {
+      const item: Item = { start, startedAt: 0, state: 'queued' }
       queue.push(item)
       pump()
       return {
         cancel() {
           if (item.state !== 'queued') return false
           item.state = 'ended'
+          pump()
           return true
         },
         done() {
-          if (item.state === 'running') runningItems.delete(item)
-          else if (item.state === 'behind') behindItems.delete(item)
-          else return
+          if (item.state !== 'running') return
+          runningItems.delete(item)
           item.state = 'ended'
           pump()
         },
-        promote() {
-          if (item.state !== 'behind') return
-          behindItems.delete(item)
-          item.state = 'running'
-          item.startedAt = performance.now()
-          runningItems.add(item)
-        },
       }
     },
-    running: () => runningItems.size + behindItems.size,
+    running: () => runningItems.size,
     close() {
       clearInterval(sampler)
+      sampler = undefined
     },
   }
 }

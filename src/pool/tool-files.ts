@@ -1,16 +1,11 @@
-// Tool files (protocol 2.10, CONTRACT §7) made by the host on a handler's behalf: the
+// Tool files (protocol 2.10, docs/spec/CONTRACT.md §7) made by the host on a handler's behalf: the
 // runtime's file URL and token stay in the front, never in a worker. Each request lives
 // only while its call does: the call's answer or deadline aborts it.
-import { MessageChannel, type MessagePort } from 'node:worker_threads'
+import { MessageChannel, } from 'node:worker_threads'
+import type { FileReply, FileRequest, FileValue } from '../protocol/worker-messages.js'
 
 export type FileGrant = { url: string; token: string }
 
-export type FileRequest =
-  | { type: 'kindgi-files'; callId: number; nonce?: string; op: 'store'; bytes: ArrayBuffer; name: string; contentType: string; port: MessagePort }
-  | { type: 'kindgi-files'; callId: number; nonce?: string; op: 'read'; artifactId: string; port: MessagePort }
-
-export type FileValue = Record<string, unknown> | { bytes: ArrayBuffer } | { busy: true }
-export type FileReply = { kind: 'ok'; value: FileValue } | { kind: 'error'; message: string }
 
 export type ToolFiles = {
   /** Lets a call's worker use the grant until `signal` aborts; returns the revoke. */

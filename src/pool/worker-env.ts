@@ -1,4 +1,4 @@
-// The environment pack code sees (CONTRACT §4). With the filter on: the names the index
+// The environment pack code sees (docs/spec/CONTRACT.md §4). With the filter on: the names the index
 // declares, KINDGI_* names but the tokens, and the platform list below; the rest is withheld
 // and named (never valued) in one `env-dropped` line. The service token is never passed.
 import type { Log } from '../log.js'

@@ -21,5 +21,8 @@ export const ERROR_CODES = [
 
 export type ErrorCode = (typeof ERROR_CODES)[number]
 
-/** What a `call` line's outcome may say: ok, a protocol error code, or the 421 refusal. */
-export type CallOutcome = 'ok' | ErrorCode | 'pack-tenant-mismatch'
+/**
+ * What a `call` line's outcome may say: ok, a protocol error code, the 421 refusal, or
+ * `host-failed` (the host could not start the call — nothing of it ran — and answered 503).
+ */
+export type CallOutcome = 'ok' | ErrorCode | 'pack-tenant-mismatch' | 'host-failed'

@@ -1,4 +1,4 @@
-// Builders for response messages and the exact error texts of CONTRACT §5/§6, so every
+// Builders for response messages and the exact error texts of docs/spec/CONTRACT.md §5/§6, so every
 // layer words the same failure the same way.
 import type { ErrorCode } from './error-codes.js'
 import type { ErrorMessage, JsonObject, SerializedCause, Target, ValidationIssue } from './wire.js'

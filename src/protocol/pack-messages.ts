@@ -5,9 +5,10 @@
 // one message (an array), since a message per call costs the front more than the call.
 // Every item names its call; the front acts on an item only for a call pending in the process
 // that sent it (a pack process is pack code: it may say anything).
-import type { FileValue } from '../pool/tool-files.js'
-import type { GroupAnswer, ReplaceReason, StopReason } from '../pool/group.js'
-import type { CallTask, RunnableEntry } from './worker-messages.js'
+import type { FileValue } from './worker-messages.js'
+import type { GroupAnswer, ReplaceReason, StopReason } from './call-answers.js'
+import type { CallTask } from './worker-messages.js'
+import type { RunnableEntry } from './runnable-entry.js'
 
 /** A file request's reply as it crosses: bytes read, if any, as base64 in `bytes64`. */
 export type FileReplyMessage = { kind: 'ok'; value: Exclude<FileValue, { bytes: ArrayBuffer }> | { bytes64: string } } | { kind: 'error'; message: string }
@@ -22,12 +23,21 @@ export type PackSetup = {
   minThreads: number
   /** Calls that may compute on its worker threads at once (KINDGI_PACK_WORKER_THREADS). */
   workerThreads: number
+  /**
+   * Every tool of the group has limits: the front counts the process's threads from outside,
+   * so before its pool starts the process says `threads-base` and waits for `threads-counted`.
+   */
+  countThreads: boolean
+  /** Known to the process's own code only (given before any pack code loads): its thread counts carry it. */
+  secret: string
 }
 
 export type ToPackItem =
   | { type: 'call'; task: CallTask }
   | { type: 'stop'; callId: number; reason: StopReason }
   | { type: 'file-reply'; req: number; reply: FileReplyMessage }
+  /** Say how many worker threads the pool has made and not yet seen exit. */
+  | { type: 'count-threads' }
 
 /** Front → pack process. */
 export type ToPack =
@@ -38,6 +48,8 @@ export type ToPack =
   | { type: 'batch'; items: ToPackItem[] }
   /** Close the pool and exit. */
   | { type: 'close' }
+  /** The front has read the process's threads before its pool: it may start it now. */
+  | { type: 'threads-counted' }
 
 export type FromPackItem =
   /** The call's answer, or why it has none. */
@@ -49,6 +61,8 @@ export type FromPackItem =
   | { type: 'files'; callId: number; req: number; op: 'read'; artifactId: string }
   /** Live worker threads of the process, sent when it changes (the workers gauge). */
   | { type: 'workers'; count: number }
+  /** The answer to count-threads: the pool's worker threads that have not exited. */
+  | { type: 'threads'; live: number; secret: string }
 
 /** Pack process → front. */
 export type FromPack =
@@ -56,3 +70,5 @@ export type FromPack =
   /** The probe's worker died while loading. */
   | { type: 'probe-failed'; message: string }
   | { type: 'batch'; items: FromPackItem[] }
+  /** Node and its own threads are up, and no worker yet: the front reads the thread count now. */
+  | { type: 'threads-base' }

@@ -1,4 +1,4 @@
-// Parses a /v1/invoke body into a request message, in the order CONTRACT §5 gives,
+// Parses a /v1/invoke body into a request message, in the order docs/spec/CONTRACT.md §5 gives,
 // answering each failure with the protocol's code. Pure: no I/O, no pack knowledge.
 import { errorMessage } from './messages.js'
 import type { ErrorMessage, RequestMessage, Target } from './wire.js'

@@ -2,8 +2,9 @@
 // The process holds one call at most, so nothing in these messages needs to say which call a
 // reply belongs to: the front knows it from the process. Ids inside (a file request's `req`)
 // only pair a request with its reply within that one process.
-import type { FileValue } from '../pool/tool-files.js'
-import type { CallResult, CallTask, WorkerSetup } from './worker-messages.js'
+import type { FileValue } from './worker-messages.js'
+import type { CallTask, WorkerSetup } from './worker-messages.js'
+import type { CallResult } from './call-answers.js'
 
 export type FileReplyMessage = { kind: 'ok'; value: FileValue } | { kind: 'error'; message: string }
 

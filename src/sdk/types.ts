@@ -1,4 +1,4 @@
-// The types a pack author's handler and check see (CONTRACT §6–§7), exported by the package.
+// The types a pack author's handler and check see (docs/spec/CONTRACT.md §6–§7), exported by the package.
 import type { CallContextFields } from '../protocol/wire.js'
 
 export type JsonSchema = { [keyword: string]: unknown }

@@ -42,8 +42,14 @@ export function run(cmd: string, args: string[], options: { timeoutMs?: number; 
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()))
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()))
     const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs ?? 120_000)
-    child.once('error', (err) => (clearTimeout(timer), resolve({ code: null, stdout, stderr: stderr + String(err) })))
-    child.once('close', (code) => (clearTimeout(timer), resolve({ code, stdout, stderr })))
+    child.once('error', (err) => {
+      clearTimeout(timer)
+      resolve({ code: null, stdout, stderr: stderr + String(err) })
+    })
+    child.once('close', (code) => {
+      clearTimeout(timer)
+      resolve({ code, stdout, stderr })
+    })
     // A command that exits before reading its input (most docker calls) closes the pipe first: not an error.
     child.stdin.on('error', () => undefined)
     child.stdin.end(options.input ?? '')

@@ -98,7 +98,9 @@ describe('what register sends', () => {
       // Hold answers until four are open (or the last tools came): a fifth would show up here.
       const done = new Promise<void>((resolve) => waiting.push(resolve))
       if (open === 4 || runtime!.received.length === TOOLS.length) for (const release of waiting.splice(0)) release()
-      const fallback = setTimeout(() => waiting.splice(0).forEach((release) => release()), 2_000)
+      const fallback = setTimeout(() => {
+        for (const release of waiting.splice(0)) release()
+      }, 2_000)
       await done
       clearTimeout(fallback)
       open--

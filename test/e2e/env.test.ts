@@ -1,4 +1,4 @@
-// CONTRACT §4: required env names, the strict and warn checks, the env filter and its
+// docs/spec/CONTRACT.md §4: required env names, the strict and warn checks, the env filter and its
 // env-dropped line (at boot, and under --watch only when the withheld names change).
 import { cpSync, mkdtempSync, readFileSync, renameSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'

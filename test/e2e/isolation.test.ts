@@ -1,4 +1,4 @@
-// CONTRACT §6 in full, against a hostile pack: under KINDGI_PACK_SANDBOX=strict pack code
+// docs/spec/CONTRACT.md §6 in full, against a hostile pack: under KINDGI_PACK_SANDBOX=strict pack code
 // reaches the token by no means, writes only in ctx.tmpDir, spawns nothing and keeps no
 // state; memMB, cpuMs and network none hold; every escape leaves the service serving.
 import { createHash } from 'node:crypto'
@@ -177,6 +177,6 @@ describe('limits and network policy', () => {
     ]
     const [blown, ...others] = await Promise.all(calls)
     expect(blown!.body).toMatchObject({ code: 'handler-throw', toolId: 'alloc-heap' })
-    others.forEach((res, i) => expect(res.body).toEqual({ v: 2, kind: 'result', output: { ms: 400, i } }))
+    for (const [i, res] of others.entries()) expect(res.body).toEqual({ v: 2, kind: 'result', output: { ms: 400, i } })
   })
 })

@@ -39,7 +39,10 @@ async function waitForPort(port: number): Promise<void> {
   for (let i = 0; i < 200; i++) {
     const up = await new Promise<boolean>((resolve) => {
       const socket = connect(port, '127.0.0.1')
-      socket.once('connect', () => (socket.destroy(), resolve(true)))
+      socket.once('connect', () => {
+        socket.destroy()
+        resolve(true)
+      })
       socket.once('error', () => resolve(false))
     })
     if (up) return
@@ -73,7 +76,12 @@ async function startHaproxy(ports: number[]): Promise<Lb> {
   proc.stdout!.on('data', (d: Buffer) => (out += d.toString()))
   proc.stderr!.on('data', (d: Buffer) => (out += d.toString()))
   const exited = new Promise((resolve) => proc.once('exit', resolve))
-  started.push({ stop: () => (proc.kill('SIGTERM'), exited) })
+  started.push({
+    stop: () => {
+      proc.kill('SIGTERM')
+      return exited
+    },
+  })
   await waitForPort(listen)
   return {
     url: `http://127.0.0.1:${listen}`,
@@ -122,7 +130,12 @@ async function fakeReplica(onInvoke: (socket: Socket) => void): Promise<{ port: 
     socket.on('error', () => undefined)
   })
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  started.push({ stop: () => (sockets.forEach((s) => s.destroy()), new Promise((r) => server.close(r))) })
+  started.push({
+    stop: () => {
+      for (const s of sockets) s.destroy()
+      return new Promise((r) => server.close(r))
+    },
+  })
   return { port: (server.address() as { port: number }).port, invokes: () => invokes, hang: () => (hung = true) }
 }
 

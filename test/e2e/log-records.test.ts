@@ -1,4 +1,4 @@
-// The stderr lines of the real host, as the publisher's service writes them (CONTRACT §1):
+// The stderr lines of the real host, as the publisher's service writes them (docs/spec/CONTRACT.md §1):
 // every line its event, subsystem, level word, severity, time and message; a call line its
 // toolId or checkId and, for a valid traceparent, the caller's trace and a span of its own;
 // ctx.log records the same trace fields.

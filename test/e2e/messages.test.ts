@@ -1,4 +1,4 @@
-// CONTRACT §5: parsing order and codes, version resolution, validation with defaults,
+// docs/spec/CONTRACT.md §5: parsing order and codes, version resolution, validation with defaults,
 // check configs and verdicts, throws with cause, ids on every error.
 import { describe, expect, it } from 'vitest'
 import { CTX, checkInvoke, invoke, post, sharedHost } from '../helpers/host.js'

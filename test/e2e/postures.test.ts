@@ -1,4 +1,4 @@
-// CONTRACT §6 postures on a service whose least posture is none: each tool's own sandbox
+// docs/spec/CONTRACT.md §6 postures on a service whose least posture is none: each tool's own sandbox
 // decides where it runs, and a worker never runs two calls at once.
 import { existsSync, mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'

@@ -1,4 +1,4 @@
-// CONTRACT §1: arguments and environment, config-invalid and boot-failed as one line each,
+// docs/spec/CONTRACT.md §1: arguments and environment, config-invalid and boot-failed as one line each,
 // listening only after every module loaded, and the SIGTERM/SIGINT drain.
 import { closeSync, constants, mkdtempSync, openSync, readFileSync, readSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'

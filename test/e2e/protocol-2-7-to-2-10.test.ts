@@ -1,4 +1,4 @@
-// CONTRACT §3 and §7 (protocol 2.7–2.10): tenant pinning, pause, connections, tool files,
+// docs/spec/CONTRACT.md §3 and §7 (protocol 2.7–2.10): tenant pinning, pause, connections, tool files,
 // and no secret in any line the service writes.
 import { existsSync, mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'

@@ -1,4 +1,4 @@
-// CONTRACT §2: routes, the order of checks, transport statuses and answer headers.
+// docs/spec/CONTRACT.md §2: routes, the order of checks, transport statuses and answer headers.
 import { createHash } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import { request as httpRequest } from 'node:http'
@@ -48,7 +48,7 @@ describe('/v1/info', () => {
   it('describes the pack with the SHA-256 of the index file and every indexed tool version', async () => {
     const res = await request(host, '/v1/info')
     expect(res.status).toBe(200)
-    const hash = 'sha256:' + createHash('sha256').update(readFileSync(BASIC_INDEX)).digest('hex')
+    const hash = `sha256:${createHash('sha256').update(readFileSync(BASIC_INDEX)).digest('hex')}`
     expect(res.body).toMatchObject({ protocol: 2, packId: 'fixture', packVersion: '1.2.3', artifactVersion: '20261130.7', indexHash: hash, missingEnv: [] })
     expect(res.body.tools).toContainEqual({ id: 'versioned', version: '1.0.0' })
     expect(res.body.tools).toContainEqual({ id: 'versioned', version: '2.0.0' })

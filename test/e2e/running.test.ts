@@ -1,4 +1,4 @@
-// CONTRACT §6 for the warm postures: deadlines, callers leaving, the cap, dying workers,
+// docs/spec/CONTRACT.md §6 for the warm postures: deadlines, callers leaving, the cap, dying workers,
 // stdio, and what a handler's ctx holds.
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs'
 import { request as httpRequest } from 'node:http'

@@ -63,8 +63,7 @@ export function spawnHost(options: SpawnOptions = {}): Promise<Host> {
   proc.stdout!.on('data', (d: Buffer) => (out += d.toString()))
   proc.stderr!.on('data', (d: Buffer) => {
     errBuf += d.toString()
-    let nl: number
-    while ((nl = errBuf.indexOf('\n')) !== -1) {
+    for (let nl = errBuf.indexOf('\n'); nl !== -1; nl = errBuf.indexOf('\n')) {
       const raw = errBuf.slice(0, nl)
       errBuf = errBuf.slice(nl + 1)
       try {

@@ -188,7 +188,8 @@ export function readJournal(path: string): Journal {
 export function countByKind(outcomes: Outcome[]): Record<string, { sent: number; ran: number; refused: number }> {
   const out: Record<string, { sent: number; ran: number; refused: number }> = {}
   for (const o of outcomes) {
-    const row = (out[o.kind] ??= { sent: 0, ran: 0, refused: 0 })
+    out[o.kind] ??= { sent: 0, ran: 0, refused: 0 }
+    const row = out[o.kind]
     row.sent++
     if (o.status === 503) row.refused++
     else row.ran++

@@ -43,7 +43,7 @@ describe('fuzzed headers', () => {
 })
 
 describe('every method on every route', () => {
-  it('answers the route, method and token checks of CONTRACT §2 in order, on real and almost-real paths', async () => {
+  it('answers the route, method and token checks of docs/spec/CONTRACT.md §2 in order, on real and almost-real paths', async () => {
     await expectAllKept('routes', routeCase, 450)
   }, 60_000)
 })

@@ -39,7 +39,7 @@ export const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTION
 
 // ---------- values ----------
 
-const hugeNumber = fc.constantFrom('1e400', '-1e400', '1E-400', '-0', '9007199254740993', '1' + '0'.repeat(400), '0.' + '0'.repeat(400) + '1', '123456789e-2')
+const hugeNumber = fc.constantFrom('1e400', '-1e400', '1E-400', '-0', '9007199254740993', `1${'0'.repeat(400)}`, `0.${'0'.repeat(400)}1`, '123456789e-2')
 const unicode = fc.string({ unit: 'binary', maxLength: 64 })
 
 /** A value of the wrong type, size or shape for any field. */
@@ -154,7 +154,7 @@ export const messageText: fc.Arbitrary<string> = fc
     fc.oneof(
       { weight: 8, arbitrary: fc.constant(text) },
       { weight: 1, arbitrary: fc.nat(text.length).map((cut) => text.slice(0, cut)) }, // stops half-way through the JSON
-      { weight: 1, arbitrary: fc.constantFrom('\ufeff' + text, text + 'garbage', text + text, `[${text}]`, ` \n\t${text}\r\n `) },
+      { weight: 1, arbitrary: fc.constantFrom(`\ufeff${text}`, `${text}garbage`, text + text, `[${text}]`, ` \n\t${text}\r\n `) },
     ),
   )
 
@@ -189,7 +189,7 @@ export const messageCase: fc.Arbitrary<WireCase> = fc.tuple(hostArb, fc.oneof({ 
   requests: [{ method: 'POST', target: '/v1/invoke', expect: expectForText(body) }],
 }))
 
-/** What the first parse steps of CONTRACT §5 must answer for a body, where they decide. */
+/** What the first parse steps of docs/spec/CONTRACT.md §5 must answer for a body, where they decide. */
 export function expectForText(body: string): SentRequest['expect'] {
   let value: unknown
   try {
@@ -275,7 +275,7 @@ export const headerCase: fc.Arbitrary<WireCase> = fc
 
 const oddTargets = fc.constantFrom(
   '/', '/v1', '/v1/', '/v1/invoke/', '//v1/invoke', '/V1/INVOKE', '/v1/invoke?x=1', '/healthz?', '/v1/%69nvoke', '/healthz/..', '/./healthz',
-  '/%2e%2e/', '*', 'http://127.0.0.1/healthz', 'http://evil.example/v1/info', '/%zz', '/\u00fc', '/a b', '/v1\\invoke', '/' + 'a'.repeat(10_000), '/healthz#x', '',
+  '/%2e%2e/', '*', 'http://127.0.0.1/healthz', 'http://evil.example/v1/info', '/%zz', '/\u00fc', '/a b', '/v1\\invoke', `/${'a'.repeat(10_000)}`, '/healthz#x', '',
 )
 
 /** Every method on every route (and on paths that are almost routes), with or without the token. */
@@ -295,7 +295,7 @@ export const routeCase: fc.Arbitrary<WireCase> = fc
     return { what: 'route', host, pieces: [rawRequest(method, target, headers, body)], requests: [{ method, target, expect: expectForRoute(method, target, withToken, body) }] }
   })
 
-/** The exact status CONTRACT §2 gives a canonical route, method and token (undefined when it is not canonical). */
+/** The exact status docs/spec/CONTRACT.md §2 gives a canonical route, method and token (undefined when it is not canonical). */
 export function expectForRoute(method: string, target: string, withToken: boolean, body: string): SentRequest['expect'] {
   if (!ROUTES.includes(target) || !METHODS.includes(method)) return undefined
   const get = method === 'GET' || method === 'HEAD'

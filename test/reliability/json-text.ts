@@ -12,7 +12,7 @@ export const obj = (entries: Record<string, JsonText>): JsonText => ({ t: 'obj',
 
 /** A value nested `depth` times: [[[…]]] or {"a":{"a":…}}, written without recursion. */
 export function deep(depth: number, kind: 'arr' | 'obj'): JsonText {
-  return kind === 'arr' ? raw('['.repeat(depth) + ']'.repeat(depth)) : raw('{"a":'.repeat(depth) + '0' + '}'.repeat(depth))
+  return kind === 'arr' ? raw('['.repeat(depth) + ']'.repeat(depth)) : raw(`${'{"a":'.repeat(depth)}0${'}'.repeat(depth)}`)
 }
 
 export function render(node: JsonText): string {
@@ -37,7 +37,7 @@ export function render(node: JsonText): string {
       for (let i = item.entries.length - 1; i >= 0; i--) {
         const [k, v] = item.entries[i] as [string, JsonText]
         stack.push(v)
-        stack.push(JSON.stringify(k) + ':')
+        stack.push(`${JSON.stringify(k)}:`)
         if (i > 0) stack.push(',')
       }
       out.push('{')
@@ -49,8 +49,8 @@ export function render(node: JsonText): string {
 /** Every path to a value inside objects and arrays (the root is []). */
 export function paths(node: JsonText, prefix: Array<string | number> = []): Array<Array<string | number>> {
   const found: Array<Array<string | number>> = [prefix]
-  if (node.t === 'obj') node.entries.forEach(([, v], i) => found.push(...paths(v, [...prefix, i])))
-  if (node.t === 'arr') node.items.forEach((v, i) => found.push(...paths(v, [...prefix, i])))
+  if (node.t === 'obj') for (const [i, [, v]] of node.entries.entries()) found.push(...paths(v, [...prefix, i]))
+  if (node.t === 'arr') for (const [i, v] of node.items.entries()) found.push(...paths(v, [...prefix, i]))
   return found
 }
 

@@ -1,10 +1,10 @@
-// What every answer from the host must be, whatever was sent (CONTRACT §2, §5): a status
+// What every answer from the host must be, whatever was sent (docs/spec/CONTRACT.md §2, §5): a status
 // from the contract's list, a JSON body, and on a 200 invoke a well-formed response message.
 // Returns the problem in words, or undefined when the answer keeps the promise.
 import { ERROR_CODES } from '../../src/protocol/error-codes.js'
 import type { RawAnswer } from './wire.js'
 
-/** The statuses CONTRACT §2 lets /v1/invoke and the probes answer (500 excluded on purpose). */
+/** The statuses docs/spec/CONTRACT.md §2 lets /v1/invoke and the probes answer (500 excluded on purpose). */
 export const CONTRACT_STATUSES = [200, 401, 404, 405, 413, 415, 421, 503] as const
 /**
  * Answers about the HTTP exchange itself, for a request the routes never see (README,
@@ -61,7 +61,7 @@ export function routeOf(target: string): string {
 export function answerProblem(answer: RawAnswer, method: string, target: string | undefined): string | undefined {
   const { status } = answer
   if (status === 500) return `500: ${answer.body.slice(0, 300)}`
-  if (!ALLOWED.has(status)) return `status ${status} is not a transport status of CONTRACT §2 (${answer.body.slice(0, 200)})`
+  if (!ALLOWED.has(status)) return `status ${status} is not a transport status of docs/spec/CONTRACT.md §2 (${answer.body.slice(0, 200)})`
   if (method === 'HEAD') return undefined
   if (!/^application\/json/i.test(header(answer, 'content-type') ?? '')) {
     return `status ${status} with content-type ${JSON.stringify(header(answer, 'content-type'))}, not JSON (body ${JSON.stringify(answer.body.slice(0, 200))})`

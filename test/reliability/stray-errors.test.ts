@@ -1,5 +1,5 @@
 // A throw that no call is waiting for (a timer a call left behind after it answered) is pack
-// code failing, but not the failure of whichever call its warm worker runs next (CONTRACT §6:
+// code failing, but not the failure of whichever call its warm worker runs next (docs/spec/CONTRACT.md §6:
 // "no other call is touched"). Regression tests for what the faults-under-load mix found.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { FIXTURES, invoke, sleep, spawnHost, type Host } from '../helpers/host.js'

@@ -48,7 +48,8 @@ export function parseAnswers(buf: Buffer, methods: string[], closed: boolean): {
       const colon = line.indexOf(':')
       if (colon === -1) continue
       const name = line.slice(0, colon).trim().toLowerCase()
-      ;(headers[name] ??= []).push(line.slice(colon + 1).trim())
+      headers[name] ??= []
+      headers[name].push(line.slice(colon + 1).trim())
     }
     let bodyStart = headEnd + 4
     if (status >= 100 && status < 200) {

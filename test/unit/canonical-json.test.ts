@@ -51,25 +51,25 @@ describe('problems against the canonical form', () => {
   })
   it('a list out of order is named at the first entry out of place', () => {
     const unsorted = { ...index, tools: [tool('a'), tool('c'), tool('b')] }
-    const text = JSON.stringify(unsorted, null, 2) + '\n'
+    const text = `${JSON.stringify(unsorted, null, 2)}\n`
     expect(canonicalProblems(text, unsorted)).toEqual([{ path: '/tools/2', message: expect.stringContaining('"b" comes after "c"') }])
   })
   it('an env list out of order is named too', () => {
     const unsorted = { ...index, env: { optional: [], required: ['Z', 'A'] } }
-    expect(canonicalProblems(JSON.stringify(unsorted, null, 2) + '\n', unsorted)).toEqual([{ path: '/env/required/1', message: expect.stringContaining('not sorted') }])
+    expect(canonicalProblems(`${JSON.stringify(unsorted, null, 2)}\n`, unsorted)).toEqual([{ path: '/env/required/1', message: expect.stringContaining('not sorted') }])
   })
   it('each object with unsorted keys is named by its path, five at most, then counted', () => {
     const few = { ...index, tools: [{ ...tool('a'), input: { type: 'object', properties: {} } }] }
-    expect(canonicalProblems(JSON.stringify(few, null, 2) + '\n', few)).toEqual([{ path: '/tools/0/input', message: expect.stringContaining('keys are not sorted') }])
+    expect(canonicalProblems(`${JSON.stringify(few, null, 2)}\n`, few)).toEqual([{ path: '/tools/0/input', message: expect.stringContaining('keys are not sorted') }])
     const many = { ...index, tools: 'abcdefg'.split('').map((id) => ({ output: {}, id })) }
-    const problems = canonicalProblems(JSON.stringify(many, null, 2) + '\n', many)
+    const problems = canonicalProblems(`${JSON.stringify(many, null, 2)}\n`, many)
     expect(problems.map((p) => p.path)).toEqual(['/tools/0', '/tools/1', '/tools/2', '/tools/3', '/tools/4', ''])
     expect(problems[5]!.message).toContain('2 more objects')
   })
   it('a layout difference (indent, missing newline, a fraction) is named by its line', () => {
     const text = canonicalIndex(index)
     expect(canonicalProblems(text.trimEnd(), index)).toEqual([{ path: '', message: expect.stringMatching(/^line \d+ is not in canonical layout/) }])
-    expect(canonicalProblems(JSON.stringify(index, null, 4) + '\n', index)[0]!.message).toMatch(/^line 2 /)
+    expect(canonicalProblems(`${JSON.stringify(index, null, 4)}\n`, index)[0]!.message).toMatch(/^line 2 /)
     expect(canonicalProblems(text.replace('"v": 1', '"v": 1.0'), index)[0]!.message).toMatch(/^line \d+ /)
   })
   it('every problem says that --fix rewrites it', () => {

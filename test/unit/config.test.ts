@@ -1,4 +1,4 @@
-// Config: every input of CONTRACT §1 parsed once, defaults, and problems collected.
+// Config: every input of docs/spec/CONTRACT.md §1 parsed once, defaults, and problems collected.
 import { mkdtempSync, writeFileSync } from 'node:fs'
 import { availableParallelism, tmpdir } from 'node:os'
 import { join } from 'node:path'

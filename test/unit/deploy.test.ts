@@ -17,7 +17,7 @@ const TOKEN_FILE = IMAGE_ENV.KINDGI_PACK_SERVICE_TOKEN_FILE as string
 const IMAGE_PORT = Number(IMAGE_ENV.PORT)
 const IMAGE_USER = dockerfile.all('USER').at(-1)?.args as string
 const [IMAGE_UID, IMAGE_GID] = IMAGE_USER.split(':').map(Number)
-/** CONTRACT §1: calls in flight get up to 8 s after SIGTERM. */
+/** docs/spec/CONTRACT.md §1: calls in flight get up to 8 s after SIGTERM. */
 const DRAIN_S = 8
 
 type Service = Record<string, any>

@@ -1,6 +1,6 @@
 // The service log (src/log.ts): a `call` line is written by hand, not by pino, for speed; it
 // must be the very line pino would have written, and reach stderr before any later line.
-// Every line carries what the publisher's service writes (CONTRACT §1), and a call line the
+// Every line carries what the publisher's service writes (docs/spec/CONTRACT.md §1), and a call line the
 // caller's trace when its traceparent is valid (src/http/call-line.ts).
 import { mkdtempSync, openSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'

@@ -1,4 +1,4 @@
-// Index checks at boot (CONTRACT §1, pack-index.md) and the entries they produce.
+// Index checks at boot (docs/spec/CONTRACT.md §1, pack-index.md) and the entries they produce.
 import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'

@@ -8,9 +8,10 @@ import { fileURLToPath } from 'node:url'
 import { afterAll, describe, expect, it } from 'vitest'
 import { createPackProcessGroup } from '../../dist/src/pool/pack-process-group.js'
 import { createThreadBudget } from '../../dist/src/pool/thread-budget.js'
-import type { GroupAnswer, ReplaceReason, WorkerGroup } from '../../src/pool/group.js'
-import type { FileRequest } from '../../src/pool/tool-files.js'
-import type { CallTask, RunnableEntry } from '../../src/protocol/worker-messages.js'
+import type { WorkerGroup } from '../../src/pool/group.js'
+import type { GroupAnswer, ReplaceReason } from '../../src/protocol/call-answers.js'
+import type { CallTask, FileRequest } from '../../src/protocol/worker-messages.js'
+import type { RunnableEntry } from '../../src/protocol/runnable-entry.js'
 
 const FAKE = fileURLToPath(new URL('../fixtures/fake-pack-process/fake.mjs', import.meta.url))
 const WALLS = fileURLToPath(new URL('../fixtures/walls-pack/', import.meta.url))
@@ -123,13 +124,14 @@ describe('every call ends exactly once', () => {
     await running.freed
   })
 
-  it('closing the group answers a call still pending as exited', async () => {
-    const { group: g } = group()
+  it('closing the group answers a call still pending as cut by the shutdown, not as a crash', async () => {
+    const { group: g, replaced } = group()
     const hanging = g.run(task({ do: 'hang' }))
     await new Promise((resolve) => setTimeout(resolve, 100))
     await g.close()
-    expect(await hanging.answer).toEqual({ kind: 'died', reason: 'crash', detail: 'code 0' })
+    expect(await hanging.answer).toEqual({ kind: 'shutdown' })
     await hanging.freed
+    expect(replaced).toEqual([])
   })
 })
 

@@ -1,4 +1,4 @@
-// Message parsing (CONTRACT §5): the order of checks and the code each failure answers.
+// Message parsing (docs/spec/CONTRACT.md §5): the order of checks and the code each failure answers.
 import { describe, expect, it } from 'vitest'
 import { parseRequest } from '../../src/protocol/parse.js'
 

@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest'
 import { planGroups } from '../../src/pool/plan.js'
 import { MAX_SPARES, spareTarget } from '../../src/pool/spare-sizing.js'
-import type { RunnableEntry } from '../../src/protocol/worker-messages.js'
+import type { RunnableEntry } from '../../src/protocol/runnable-entry.js'
 
 function entry(id: string, extra: Partial<RunnableEntry> = {}): RunnableEntry {
   return {
@@ -12,12 +12,13 @@ function entry(id: string, extra: Partial<RunnableEntry> = {}): RunnableEntry {
 }
 
 describe('planGroups', () => {
-  it('puts `none` tools in one shared group, split by heap limit and network policy', () => {
-    const groups = planGroups([entry('a'), entry('b'), entry('c', { memMB: 64 }), entry('d', { networkNone: true }), entry('e', { memMB: 64 })])
+  it('puts `none` tools in one shared group, split by heap limit, cpuMs and network policy', () => {
+    const groups = planGroups([entry('a'), entry('b'), entry('c', { memMB: 64 }), entry('d', { networkNone: true }), entry('e', { memMB: 64 }), entry('f', { cpuMs: 100 })])
     expect(groups.map((g) => [g.key, g.entries.map((e) => e.id)])).toEqual([
       ['none', ['a', 'b']],
       ['none:memMB=64', ['c', 'e']],
       ['none:network=none', ['d']],
+      ['none:cpuMs', ['f']],
     ])
   })
   it('gives every context-isolated tool its own group; never mixes postures', () => {

@@ -117,7 +117,7 @@ describe('sending', () => {
     expect(gaveUp).toMatchObject({ kind: 'failed', status: 429, attempts: 5, error: { code: 'rate-limit-exceeded', message: expect.stringMatching(/^gave up after 5 attempts/) } })
   })
   it('after a failure, starts no new request; the ones in flight finish', async () => {
-    const failed = { promise: Promise.resolve(), release: () => undefined as void }
+    const failed = { promise: Promise.resolve(), release: (): void => undefined }
     failed.promise = new Promise<void>((r) => (failed.release = r))
     // b, c and d answer only once a has failed and been counted.
     const fake = fakeFetch((id) => (id === 'a' ? { status: 400, code: 'validation-failed' } : { status: 200 }), (id) => (id === 'a' ? Promise.resolve() : failed.promise))

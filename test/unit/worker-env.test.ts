@@ -1,4 +1,4 @@
-// The env filter (CONTRACT §4): each platform group reaches pack code, static credentials are
+// The env filter (docs/spec/CONTRACT.md §4): each platform group reaches pack code, static credentials are
 // withheld unless declared, the service token never passes, and env-dropped says what was withheld.
 import { describe, expect, it } from 'vitest'
 import type { Log } from '../../src/log.js'

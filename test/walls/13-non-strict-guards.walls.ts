@@ -20,16 +20,23 @@ describe('finding 13: a non-strict service holds its promises past the guards', 
     await stillServes(host)
   })
 
-  it('nothing a cpuMs-limited tool started runs on after its answer (a nested Worker)', async () => {
-    const heartbeat = join(scratchDir('nested'), 'heartbeat.txt')
-    const res = await rawInvoke(host.port, 'nested-worker', { heartbeat }, { tenantId: 'tenant-a', runId: 'attack' })
-    const answeredAt = Date.now()
-    await sleep(800)
-    const beats = existsSync(heartbeat) ? readFileSync(heartbeat, 'utf8').trim().split('\n').map(Number) : []
-    const late = beats.filter((t) => t > answeredAt + 200)
-    expect.soft(late.length, `heartbeats more than 200 ms after the answer (${JSON.stringify('error' in res ? res : res.body)})`).toBe(0)
-    await stillServes(host)
-  })
+  for (const forge of [false, true]) {
+    it(`nothing a cpuMs-limited tool started runs on after its answer (a nested Worker${forge ? ' that forges its process\'s thread count' : ''})`, async () => {
+      const heartbeat = join(scratchDir('nested'), 'heartbeat.txt')
+      const replacedBefore = host.lines.filter((l) => l.kind === 'worker-replaced' && l.id === 'nested-worker@1.0.0').length
+      const res = await rawInvoke(host.port, 'nested-worker', { heartbeat, forge }, { tenantId: 'tenant-a', runId: 'attack' })
+      const answeredAt = Date.now()
+      await sleep(800)
+      const beats = existsSync(heartbeat) ? readFileSync(heartbeat, 'utf8').trim().split('\n').map(Number) : []
+      expect.soft(beats.length, 'the nested worker ran (the attack happened)').toBeGreaterThan(0)
+      const late = beats.filter((t) => t > answeredAt + 200)
+      expect.soft(late.length, `heartbeats more than 200 ms after the answer (${JSON.stringify('error' in res ? res : res.body)})`).toBe(0)
+      // The front counted a thread the pool does not have, and replaced the process that ran it.
+      const replaced = host.lines.filter((l) => l.kind === 'worker-replaced' && l.id === 'nested-worker@1.0.0').slice(replacedBefore)
+      expect.soft(replaced.map((l) => l.reason)).toEqual(['cpu'])
+      await stillServes(host)
+    })
+  }
 
   it('a context-isolated call cannot answer another tenant\'s concurrent call of the same tool', async () => {
     const victim = rawInvoke(host.port, 'forge-answer', { role: 'victim', ms: 1500 }, { tenantId: 'tenant-b', runId: 'victim' })

@@ -158,7 +158,7 @@ function tmpRootOf(pid: number): string | undefined {
   try {
     const line = readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').find((l) => l.startsWith('KINDGI_PACK_HOST_TMP_ROOT='))
     const dir = line?.slice('KINDGI_PACK_HOST_TMP_ROOT='.length)
-    return dir !== undefined && dir.startsWith(join(tmpdir(), 'kindgi-pack-host-')) ? dir : undefined
+    return dir?.startsWith(join(tmpdir(), 'kindgi-pack-host-')) ? dir : undefined
   } catch {
     return undefined
   }

@@ -1,4 +1,4 @@
-// The checks every protected route makes, in CONTRACT §2's order after route and method:
+// The checks every protected route makes, in docs/spec/CONTRACT.md §2's order after route and method:
 // the token (constant time; Authorization is never read), then the tenant pin (§3).
 import { timingSafeEqual } from 'node:crypto'
 import type { IncomingHttpHeaders } from 'node:http'

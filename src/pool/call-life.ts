@@ -1,0 +1,109 @@
+// The front's owner of one call, from the moment it is handed to its group to the moment its
+// slot is free again. Three states, and every way a call can go in one table:
+//
+//   state      worker answered    a limit (deadline, caller gone, cpuMs)   worker freed
+//   running    answered: respond  answered: respond, stop the worker       ended: respond (why none), release
+//   answered   —                  —                                        ended: release
+//   ended      —                  —                                        —
+//
+// So the caller is answered once, the worker is stopped at most once and only before an
+// answer, and the slot is released once, only when the worker is done. `step` is the table;
+// `followCall` feeds it the group's promises and the limits' timers.
+import { cancelled, cpuExceeded, deadlineExceeded, memoryExceeded, workerDied } from '../protocol/messages.js'
+import type { GroupAnswer, StopReason } from '../protocol/call-answers.js'
+import type { CallOutcome } from '../protocol/error-codes.js'
+import type { RunnableEntry } from '../protocol/runnable-entry.js'
+import type { ResponseMessage, Target } from '../protocol/wire.js'
+import type { RunningCall } from './group.js'
+
+export type CallAnswer = { outcome: CallOutcome; body: string }
+
+export type LifeState = 'running' | 'answered' | 'ended'
+
+export type LifeEvent =
+  | { kind: 'worker-answered'; answer: CallAnswer }
+  | { kind: 'limit'; reason: StopReason; answer: CallAnswer }
+  /** `answer` is what the caller gets if nothing answered before the worker let go. */
+  | { kind: 'worker-freed'; answer: CallAnswer }
+
+export type LifeEffect = { kind: 'respond'; answer: CallAnswer } | { kind: 'stop'; reason: StopReason } | { kind: 'release' }
+
+export function step(state: LifeState, event: LifeEvent): { state: LifeState; effects: LifeEffect[] } {
+  if (state === 'ended') return { state, effects: [] }
+  if (event.kind === 'worker-freed') {
+    const release: LifeEffect = { kind: 'release' }
+    return { state: 'ended', effects: state === 'running' ? [{ kind: 'respond', answer: event.answer }, release] : [release] }
+  }
+  if (state === 'answered') return { state, effects: [] }
+  if (event.kind === 'worker-answered') return { state: 'answered', effects: [{ kind: 'respond', answer: event.answer }] }
+  return { state: 'answered', effects: [{ kind: 'respond', answer: event.answer }, { kind: 'stop', reason: event.reason }] }
+}
+
+export type CallLimits = {
+  timeoutMs: number
+  /** Calls `listener` once if the caller goes away before the answer; returns the unsubscribe. */
+  onCallerGone(listener: () => void): () => void
+}
+
+/** How often a strict call's CPU time is read once its cpuMs of wall time has passed. */
+const CPU_CHECK_MS = 20
+
+export function encode(message: ResponseMessage): CallAnswer {
+  return { outcome: message.kind === 'error' ? message.code : 'ok', body: JSON.stringify(message) }
+}
+
+export function fromGroup(answer: GroupAnswer, entry: RunnableEntry, about: Target): CallAnswer {
+  if (answer.kind === 'result') return answer.result
+  if (answer.kind === 'shutdown') return encode(workerDied(about, 'the service shut down before it answered'))
+  if (answer.reason === 'memory' && entry.memMB !== undefined) return encode(memoryExceeded(about, entry.memMB))
+  return encode(workerDied(about, answer.detail))
+}
+
+/**
+ * Runs the table for one call: resolves with the caller's answer, and calls `release` once the
+ * worker is done with the call. The deadline, the caller leaving and (for strict calls, whose
+ * CPU time the front reads) cpuMs are the limits.
+ */
+export function followCall(running: RunningCall, entry: RunnableEntry, limits: CallLimits, release: () => void): Promise<CallAnswer> {
+  const about: Target = { target: entry.target, id: entry.id }
+  let state: LifeState = 'running'
+  let respond!: (answer: CallAnswer) => void
+  const answered = new Promise<CallAnswer>((resolve) => (respond = resolve))
+  let deadline: NodeJS.Timeout | undefined
+  let cpuWatch: NodeJS.Timeout | undefined
+  let unsubscribe = () => {}
+
+  const feed = (event: LifeEvent): void => {
+    const next = step(state, event)
+    state = next.state
+    for (const effect of next.effects) {
+      if (effect.kind === 'respond') {
+        clearTimeout(deadline)
+        clearTimeout(cpuWatch)
+        unsubscribe()
+        respond(effect.answer)
+      } else if (effect.kind === 'stop') {
+        running.stop(effect.reason)
+      } else {
+        release()
+      }
+    }
+  }
+
+  deadline = setTimeout(() => feed({ kind: 'limit', reason: 'deadline', answer: encode(deadlineExceeded(about)) }), limits.timeoutMs)
+  const cpuMs = entry.cpuMs
+  const checkCpu = () => {
+    const busy = running.busyMs()
+    if (busy === undefined || busy <= (cpuMs as number)) {
+      cpuWatch = setTimeout(checkCpu, CPU_CHECK_MS)
+      return
+    }
+    feed({ kind: 'limit', reason: 'cpu', answer: encode(cpuExceeded(about, cpuMs as number)) })
+  }
+  // Busy time never runs ahead of wall time: nothing is read before cpuMs has passed.
+  if (cpuMs !== undefined) cpuWatch = setTimeout(checkCpu, cpuMs)
+  unsubscribe = limits.onCallerGone(() => feed({ kind: 'limit', reason: 'cancelled', answer: encode(cancelled(about)) }))
+  void running.answer.then((answer) => feed({ kind: 'worker-answered', answer: fromGroup(answer, entry, about) }))
+  void running.freed.then(() => feed({ kind: 'worker-freed', answer: encode(workerDied(about, 'it let go of the call without an answer')) }))
+  return answered
+}

@@ -1,0 +1,63 @@
+// The promises issue 17 made of the warm path and the front, seen from outside the real
+// process: pack code's Atomics.wait is the runtime's own; a strict call the host cannot start
+// is answered 503 with its one call line; a shutdown that cuts calls logs no crash.
+import { readdirSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { FIXTURES, invoke, sleep, spawnHost } from '../helpers/host.js'
+
+describe('pack code\'s own Atomics.wait', () => {
+  it('is the runtime\'s: a wait on an 8-byte buffer at index 0 returns ok when notified, in a warm worker', async () => {
+    const host = await spawnHost({ index: `${FIXTURES}/atomics-pack/index.json` })
+    try {
+      for (let i = 0; i < 3; i++) {
+        const res = await invoke(host, 'wait', {})
+        expect(res.body).toEqual({ v: 2, kind: 'result', output: { result: 'ok', native: true } })
+      }
+    } finally {
+      await host.stop()
+    }
+  })
+})
+
+describe('a strict call whose tmpDir cannot be made', () => {
+  it('answers 503 with Retry-After, writes one call line (host-failed) and a call-not-started line, and the service serves on', async () => {
+    const host = await spawnHost({ env: { KINDGI_PACK_SANDBOX: 'strict' } })
+    try {
+      expect((await invoke(host, 'echo', { before: true })).status).toBe(200)
+      // The folder the call folders are made in, named after the front's pid: gone, no call folder can be made.
+      const roots = readdirSync(tmpdir()).filter((name) => name.startsWith(`kindgi-pack-host-${host.proc.pid}-`))
+      expect(roots).toHaveLength(1)
+      rmSync(join(tmpdir(), roots[0] as string), { recursive: true, force: true })
+      const res = await invoke(host, 'echo', { during: true })
+      expect(res.status).toBe(503)
+      expect(res.headers.get('retry-after')).toBe('1')
+      expect(res.body.error).toMatch(/^The host could not start the call: its tmpDir could not be made: ENOENT/)
+      await host.waitFor('call-not-started')
+      const calls = host.lines.filter((l) => l.kind === 'call')
+      expect(calls.map((l) => l.outcome)).toEqual(['ok', 'host-failed'])
+      expect(host.lines.find((l) => l.kind === 'call-not-started')).toMatchObject({ level: 'error', id: 'echo', why: expect.stringContaining('ENOENT') })
+      expect((await invoke(host, 'echo', { after: true })).status).toBe(503)
+      const health = await fetch(`${host.url}/healthz`)
+      expect(health.status).toBe(200)
+    } finally {
+      await host.stop()
+    }
+  })
+})
+
+describe('a shutdown that cuts calls still running', () => {
+  it('logs no worker replacement and no crash: the calls past the drain end with the service', async () => {
+    const host = await spawnHost()
+    const cut = [invoke(host, 'sleep', { ms: 60_000 }).catch(() => undefined), invoke(host, 'spin', {}, { 'kindgi-timeout-ms': '60000' }).catch(() => undefined)]
+    await sleep(300)
+    host.proc.kill('SIGTERM')
+    expect(await host.exited).toBe(0)
+    await Promise.all(cut)
+    const after = host.lines.slice(host.lines.findIndex((l) => l.kind === 'draining'))
+    expect(after.filter((l) => l.kind === 'worker-replaced')).toEqual([])
+    expect(after.filter((l) => l.kind === 'internal-error')).toEqual([])
+    expect(after.at(-1)?.kind).toBe('stopped')
+  }, 20_000)
+})

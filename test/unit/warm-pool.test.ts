@@ -1,0 +1,127 @@
+// The warm pool's promises about one call, with real worker threads (the built bundle): each
+// call gets its own answer, whatever happens to its worker and at which point of its life; a
+// call stopped before it ran never reaches pack code; ids are any safe integer; an answer
+// that took its time to be read is still the call's answer.
+import { describe, expect, it } from 'vitest'
+import { existsSync, mkdtempSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { warmPool } from './warm-pool-helper.js'
+import type { CallTask } from '../../src/protocol/worker-messages.js'
+import type { RunnableEntry } from '../../src/protocol/runnable-entry.js'
+
+const PACK = fileURLToPath(new URL('../fixtures/basic-pack/', import.meta.url))
+function entry(id: string, extra: Partial<RunnableEntry> = {}): RunnableEntry {
+  return {
+    key: `tool:${id}@1.0.0`, target: 'tool', id, version: '1.0.0', modulePath: `tools/${id}.js`, absPath: join(PACK, `tools/${id}.js`),
+    posture: 'none', networkNone: false, pauses: false, storesFiles: false, readsFiles: false, ...extra,
+  }
+}
+const FAULT_PACK = fileURLToPath(new URL('../fixtures/fault-pack/', import.meta.url))
+// Leaves a rejection nobody handles: its worker dies mid-call through Piscina's error path.
+const reject: RunnableEntry = { ...entry('reject'), absPath: join(FAULT_PACK, 'tools/reject.js') }
+// Fails inside its handler as a context-isolated tool: its worker must retire after answering.
+const throwsIsolated: RunnableEntry = { ...entry('throws', { posture: 'context-isolated' }), key: 'tool:throws-isolated@1.0.0' }
+const entries = [...['echo', 'sleep', 'spin', 'exit', 'marker', 'busy'].map((id) => entry(id)), reject, throwsIsolated]
+// One core: every call after the first waits in the budget for the one before.
+const { pool, replaced } = warmPool(entries, 1, 3)
+
+let nextId = 1
+function task(tool: string, input: unknown, callId = nextId++, key = `tool:${tool}@1.0.0`): CallTask {
+  const body = JSON.stringify({ v: 2, kind: 'invoke', tool: { id: tool }, input, ctx: { tenantId: 't', runId: 'r' } })
+  return { type: 'call', callId, key, body, ids: {} }
+}
+const output = (value: unknown) => ({ kind: 'result', result: { outcome: 'ok', body: JSON.stringify({ v: 2, kind: 'result', output: value }) } })
+
+describe('calls queued behind a running call', () => {
+  it('each get their own answer, in any order of arrival', async () => {
+    expect(await pool.probe()).toEqual([])
+    const first = pool.run(task('busy', { burnMs: 30 }))
+    const queued = [1, 2, 3, 4, 5, 6].map((i) => pool.run(task('echo', { i, text: 'é✓🚀'.repeat(i * 50) })))
+    expect(await first.answer).toEqual(output({ burnedMs: 30 }))
+    for (const [n, call] of queued.entries()) expect(await call.answer).toEqual(output({ i: n + 1, text: 'é✓🚀'.repeat((n + 1) * 50) }))
+    await Promise.all(queued.map((c) => c.freed))
+    expect(replaced).toEqual([])
+  })
+
+  it('a queued call whose caller leaves is freed at once and never reaches pack code', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'kindgi-warm-'))
+    // One core, and short calls may overlap up to two: two sleeps hold the budget.
+    const slow = pool.run(task('sleep', { ms: 300 }))
+    const slow2 = pool.run(task('sleep', { ms: 300 }))
+    const gone = pool.run(task('marker', { path: join(dir, 'ran') }))
+    gone.stop('cancelled')
+    await gone.freed
+    expect(await slow.answer).toEqual(output({ slept: 300 }))
+    expect(await slow2.answer).toEqual(output({ slept: 300 }))
+    await pool.run(task('echo', { after: true })).answer
+    expect(existsSync(join(dir, 'ran'))).toBe(false)
+  })
+})
+
+describe('a worker that ends at any point of a call', () => {
+  it('mid-call by process.exit: that call answers that its worker died; the calls after it run on another', async () => {
+    replaced.length = 0
+    const dying = pool.run(task('exit', {}))
+    const after = [1, 2, 3].map((i) => pool.run(task('echo', { i })))
+    expect(await dying.answer).toMatchObject({ kind: 'died', reason: 'crash', detail: 'code 3' })
+    for (const [n, call] of after.entries()) expect(await call.answer).toEqual(output({ i: n + 1 }))
+    expect(replaced).toEqual(['crash'])
+  })
+
+  it('mid-call by a rejection nobody handles: only that call answers that it died', async () => {
+    replaced.length = 0
+    const first = pool.run(task('busy', { burnMs: 30 }))
+    const dying = pool.run(task('reject', {}))
+    const after = pool.run(task('echo', { after: true }))
+    expect(await first.answer).toEqual(output({ burnedMs: 30 }))
+    expect(await dying.answer).toMatchObject({ kind: 'died', reason: 'crash', detail: 'nobody handles this rejection' })
+    expect(await after.answer).toEqual(output({ after: true }))
+    expect(replaced).toEqual(['crash'])
+  })
+
+  it('terminated past a deadline\'s grace: the calls queued after it are untouched', async () => {
+    replaced.length = 0
+    const stuck = pool.run(task('spin', {}))
+    const after = [1, 2, 3].map((i) => pool.run(task('echo', { i })))
+    await new Promise((r) => setTimeout(r, 50))
+    stuck.stop('deadline')
+    await stuck.freed
+    expect(await stuck.answer).toMatchObject({ kind: 'died', reason: 'crash' })
+    for (const [n, call] of after.entries()) expect(await call.answer).toEqual(output({ i: n + 1 }))
+    expect(replaced).toEqual(['deadline'])
+  })
+
+  it('retired after its call answered (context-isolated, a failure): the answer stands, and the next call runs on a fresh worker', async () => {
+    replaced.length = 0
+    const failing = pool.run(task('throws', {}, nextId++, throwsIsolated.key))
+    const after = [1, 2, 3].map((i) => pool.run(task('echo', { i })))
+    expect(await failing.answer).toMatchObject({ kind: 'result', result: { outcome: 'handler-throw' } })
+    for (const [n, call] of after.entries()) expect(await call.answer).toEqual(output({ i: n + 1 }))
+    await failing.freed
+    expect(replaced).toEqual(['context-isolated'])
+  })
+})
+
+describe('call ids', () => {
+  it('any safe integer is a call id: ids past 2^31 and near 2^53 each get their own answer', async () => {
+    const ids = [2 ** 31 - 2, 2 ** 31 - 1, 2 ** 31, 2 ** 31 + 1, 2 ** 32 + 5, Number.MAX_SAFE_INTEGER - 1, Number.MAX_SAFE_INTEGER]
+    const first = pool.run(task('busy', { burnMs: 20 }))
+    const calls = ids.map((id) => pool.run(task('echo', { id }, id)))
+    await first.answer
+    for (const [n, call] of calls.entries()) expect(await call.answer).toEqual(output({ id: ids[n] }))
+    await Promise.all(calls.map((c) => c.freed))
+  })
+})
+
+describe('an answer read late', () => {
+  it('a call whose answer waited while this thread was blocked for 1.5 s is answered ok, not as lost', async () => {
+    const call = pool.run(task('sleep', { ms: 20 }))
+    const until = Date.now() + 1_500
+    while (Date.now() < until) {
+      // This thread is the pack process's main thread here: starved, as a loaded process can be.
+    }
+    expect(await call.answer).toEqual(output({ slept: 20 }))
+  })
+})
