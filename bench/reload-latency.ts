@@ -26,8 +26,7 @@ function follow(proc: ChildProcess, stop: () => void): Served {
     let buf = ''
     stream.on('data', (d: Buffer) => {
       buf += d.toString()
-      let nl: number
-      while ((nl = buf.indexOf('\n')) !== -1) {
+      for (let nl = buf.indexOf('\n'); nl !== -1; nl = buf.indexOf('\n')) {
         const raw = buf.slice(0, nl)
         buf = buf.slice(nl + 1)
         try {
@@ -109,11 +108,36 @@ async function onHost(posture: string): Promise<string> {
 async function inContainer(image: string): Promise<string> {
   const pack = examplePack()
   const docker = process.env.DOCKER ?? 'docker'
-  const run = spawnSync(docker, [
-    'run', '-d', '--read-only', '--tmpfs', '/tmp:rw,noexec,nosuid,nodev,size=64m,mode=1777', '--cap-drop=ALL', '--security-opt=no-new-privileges=true', '--init',
-    '--memory=1g', '--pids-limit=256', '--network', 'none', '-e', 'KINDGI_PACK_SERVICE_TOKEN_FILE=', '-e', `KINDGI_PACK_SERVICE_TOKEN=${TOKEN}`,
-    '-v', `${pack}:/app/pack:ro`, image, 'node', 'dist/src/main.js', '--module-root', '/app/pack', '--watch',
-  ], { encoding: 'utf8' })
+  const run = spawnSync(
+    docker,
+    [
+      'run',
+      '-d',
+      '--read-only',
+      '--tmpfs',
+      '/tmp:rw,noexec,nosuid,nodev,size=64m,mode=1777',
+      '--cap-drop=ALL',
+      '--security-opt=no-new-privileges=true',
+      '--init',
+      '--memory=1g',
+      '--pids-limit=256',
+      '--network',
+      'none',
+      '-e',
+      'KINDGI_PACK_SERVICE_TOKEN_FILE=',
+      '-e',
+      `KINDGI_PACK_SERVICE_TOKEN=${TOKEN}`,
+      '-v',
+      `${pack}:/app/pack:ro`,
+      image,
+      'node',
+      'dist/src/main.js',
+      '--module-root',
+      '/app/pack',
+      '--watch',
+    ],
+    { encoding: 'utf8' },
+  )
   if (run.status !== 0) throw new Error(`docker run: ${run.stderr}`)
   const id = run.stdout.trim()
   const logs = spawn(docker, ['logs', '-f', id], { stdio: ['ignore', 'pipe', 'pipe'] })

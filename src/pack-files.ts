@@ -2,7 +2,7 @@
 // under the module root counts, not only the ones the pack is known to load: pack code loads
 // in other processes (a warm group's, or one per strict call, even lazily inside a handler), so
 // the front cannot see what they import; a save of a file nothing imports costs one reload.
-import { readdirSync, readFileSync, statSync } from 'node:fs'
+import { type Dirent, readdirSync, readFileSync, statSync } from 'node:fs'
 import { extname, join, relative } from 'node:path'
 
 /** What a module can be, or import (JSON modules and the package.json "type" included). */
@@ -43,7 +43,7 @@ export function walkPackTree(root: string, extra: readonly string[] = []): PackT
       truncated = true
       break
     }
-    let names
+    let names: Dirent[]
     try {
       names = readdirSync(dir, { withFileTypes: true })
     } catch {

@@ -65,8 +65,7 @@ export function serveForPeople(argv: string[], colorize: boolean): void {
   stderr.setEncoding('utf8')
   stderr.on('data', (chunk: string) => {
     partial += chunk
-    let nl: number
-    while ((nl = partial.indexOf('\n')) !== -1) {
+    for (let nl = partial.indexOf('\n'); nl !== -1; nl = partial.indexOf('\n')) {
       print(partial.slice(0, nl))
       partial = partial.slice(nl + 1)
     }

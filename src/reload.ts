@@ -109,7 +109,11 @@ export function startReloading(state: FrontState, config: Config, log: Log, boot
 
   const watchers = [
     watchPath(config.indexPath, () => void request()),
-    watchTree(config.moduleRoot, () => extraFiles(config, state.serving), () => void request()),
+    watchTree(
+      config.moduleRoot,
+      () => extraFiles(config, state.serving),
+      () => void request(),
+    ),
   ]
   // A save between the first boot and these watchers would otherwise go unseen.
   const before = boot.stampsBeforeBoot

@@ -40,7 +40,13 @@ function save(path: string, text: string): void {
 const original = () => readFileSync(join(ROOT, 'examples/hello-pack/tools/greet.ts'), 'utf8')
 const greeting = (text: string) => original().replace('`${input.greeting}, ${input.name}!`', text)
 const greet = async (name: string) =>
-  (await http(`http://127.0.0.1:${port}/v1/invoke`, { method: 'POST', headers: { 'kindgi-pack-token': TOKEN, 'content-type': 'application/json' }, body: invokeBody('hello.greet', { name }, name) })).body
+  (
+    await http(`http://127.0.0.1:${port}/v1/invoke`, {
+      method: 'POST',
+      headers: { 'kindgi-pack-token': TOKEN, 'content-type': 'application/json' },
+      body: invokeBody('hello.greet', { name }, name),
+    })
+  ).body
 const lines = async (kind: string): Promise<JsonLine[]> => (await logLines(id)).filter((l) => l.kind === kind)
 
 beforeAll(async () => {

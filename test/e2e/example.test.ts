@@ -45,7 +45,7 @@ describe('npm start: examples/hello-pack, as the README shows it', () => {
     expect(TOKEN).toBe('dev-token')
   })
 
-  it('answers the README\'s curl session line for line', () => {
+  it("answers the README's curl session line for line", () => {
     const steps = readmeCurlSession(host.port)
     expect(steps.length).toBeGreaterThanOrEqual(4)
     for (const step of steps) {
@@ -55,7 +55,7 @@ describe('npm start: examples/hello-pack, as the README shows it', () => {
     }
   })
 
-  it('a TypeScript tool that logs with ctx.log: its record carries the call\'s tool and ids', async () => {
+  it("a TypeScript tool that logs with ctx.log: its record carries the call's tool and ids", async () => {
     const index = JSON.parse(readFileSync(join(ROOT, 'examples/hello-pack/index.json'), 'utf8')) as { tools: Array<{ id: string; modulePath: string }> }
     expect(index.tools.find((t) => t.id === 'hello.greet')?.modulePath).toBe('tools/greet.ts')
     expect(readFileSync(join(ROOT, 'examples/hello-pack/tools/greet.ts'), 'utf8')).toMatch(/import type \{ ToolContext \} from 'kindgi-pack-host'/)
@@ -75,13 +75,19 @@ describe('npm start: examples/hello-pack, as the README shows it', () => {
       method: 'POST',
       token: TOKEN,
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ v: 2, kind: 'check-invoke', check: { id: 'hello.no-shouting' }, config: { maxUppercaseRatio: 0.5 }, trace: { finalAnswer: 'STOP SHOUTING' } }),
+      body: JSON.stringify({
+        v: 2,
+        kind: 'check-invoke',
+        check: { id: 'hello.no-shouting' },
+        config: { maxUppercaseRatio: 0.5 },
+        trace: { finalAnswer: 'STOP SHOUTING' },
+      }),
     })
     expect(answer.body).toEqual({ v: 2, kind: 'check-result', result: { passed: false, reason: '100% of the letters are uppercase' } })
   })
 })
 
-describe('npm start\'s --watch, on a copy of the example', () => {
+describe("npm start's --watch, on a copy of the example", () => {
   it('a save of the TypeScript tool is served', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'kph-example-'))
     cpSync(join(ROOT, 'examples/hello-pack'), dir, { recursive: true })

@@ -88,7 +88,7 @@ function parts(line: string): { level: string; pid: string | undefined; kind: st
 }
 
 describe('KINDGI_PACK_LOG_FORMAT=pretty, on a pipe', () => {
-  it('prints one line a record for people: time, level, kind, the call\'s tool, outcome, duration and trace id, no colours', async () => {
+  it("prints one line a record for people: time, level, kind, the call's tool, outcome, duration and trace id, no colours", async () => {
     const h = host({ KINDGI_PACK_LOG_FORMAT: 'pretty' })
     const port = Number((await h.waitFor(/\[listening\] listening on port (\d+)/))[1])
     await greet(port)
@@ -96,10 +96,15 @@ describe('KINDGI_PACK_LOG_FORMAT=pretty, on a pipe', () => {
     expect(line).toMatch(new RegExp(`\\[call\\] call to tool hello\\.greet: ok in [\\d.]+ ms \\(trace ${TRACE}\\) \\{`))
     expect(parts(line)).toMatchObject({ level: 'INFO', kind: 'call', fields: { toolId: 'hello.greet', outcome: 'ok', tenantId: 't1', runId: 'r1' } })
     expect(h.text()).not.toContain('\x1b[')
-    expect(h.text().split('\n').filter((l) => l.startsWith('{'))).toEqual([])
+    expect(
+      h
+        .text()
+        .split('\n')
+        .filter((l) => l.startsWith('{')),
+    ).toEqual([])
   })
 
-  it('holds the same fields as the JSON record, pack code\'s ctx.log lines included', async () => {
+  it("holds the same fields as the JSON record, pack code's ctx.log lines included", async () => {
     const json = await spawnHost({ index: INDEX })
     await greet(json.port)
     const record = await json.waitFor('call')
@@ -114,7 +119,10 @@ describe('KINDGI_PACK_LOG_FORMAT=pretty, on a pipe', () => {
 
     // What the head shows, or what only repeats another field (event = kind, severity = level, subsystem "pack").
     const inHead = ['time', 'level', 'severity', 'pid', 'subsystem', 'event', 'kind', 'message', 'traceId', 'name']
-    const rest = (r: Record<string, unknown>) => Object.keys(r).filter((k) => !inHead.includes(k)).sort()
+    const rest = (r: Record<string, unknown>) =>
+      Object.keys(r)
+        .filter((k) => !inHead.includes(k))
+        .sort()
     const varying = ['durationMs', 'spanId']
     expect(Object.keys(call.fields).sort()).toEqual(rest(record))
     for (const key of rest(record)) if (!varying.includes(key)) expect(call.fields[key], key).toEqual(record[key])

@@ -129,7 +129,7 @@ describe('under KINDGI_PACK_SANDBOX=strict, as docker compose runs it', () => {
     expect((await invoke(host, 'shout', { text: 'call' })).body.output).toEqual({ text: 'strict call' })
   })
 
-  it('a broken save keeps the old pack serving: each strict call loads the code its pack booted with, not the disk\'s', async () => {
+  it("a broken save keeps the old pack serving: each strict call loads the code its pack booted with, not the disk's", async () => {
     const { host, dir } = await watched({ KINDGI_PACK_SANDBOX: 'strict' })
     save(join(dir, 'lib/shout.ts'), 'export function shout(text: string): string {\n  return text +\n')
     save(join(dir, 'lib/word.js'), 'export const WORD = \n')
@@ -160,7 +160,7 @@ describe('--bundle-map', () => {
   })
 })
 
-describe('files that are not the pack\'s', () => {
+describe("files that are not the pack's", () => {
   it('a save under node_modules or a dot folder, or of a file no module can be, reloads nothing', async () => {
     const { host, dir } = await watched()
     mkdirSync(join(dir, 'node_modules/dep'), { recursive: true })

@@ -27,8 +27,18 @@ afterEach(() => {
 describe('the files of a pack', () => {
   it('are its source files (JavaScript, TypeScript, JSON) at any depth, not node_modules, dot folders or other files', () => {
     const root = tree({
-      'index.json': '{}', 'tools/a.ts': '', 'tools/b.mjs': '', 'lib/deep/c.cts': '', 'lib/d.cjs': '', 'lib/e.mts': '', 'lib/f.js': '',
-      'README.md': '', 'tools/a.ts.swp': '', 'node_modules/dep/index.js': '', '.git/hooks/x.js': '', '.cache/y.ts': '',
+      'index.json': '{}',
+      'tools/a.ts': '',
+      'tools/b.mjs': '',
+      'lib/deep/c.cts': '',
+      'lib/d.cjs': '',
+      'lib/e.mts': '',
+      'lib/f.js': '',
+      'README.md': '',
+      'tools/a.ts.swp': '',
+      'node_modules/dep/index.js': '',
+      '.git/hooks/x.js': '',
+      '.cache/y.ts': '',
     })
     const found = walkPackTree(root).files.map((f) => f.slice(root.length + 1))
     expect(found).toEqual(['index.json', 'lib/d.cjs', 'lib/deep/c.cts', 'lib/e.mts', 'lib/f.js', 'tools/a.ts', 'tools/b.mjs'])
@@ -67,7 +77,11 @@ describe('where the file system delivers no events', () => {
     }
     let saw = 0
     const changed = new Promise<void>((resolve) => {
-      watcher = watchTree(root, () => [], () => ((saw = performance.now()), resolve()), { debounceMs: 50, watchFolder: noEvents })
+      const seen = () => {
+        saw = performance.now()
+        resolve()
+      }
+      watcher = watchTree(root, () => [], seen, { debounceMs: 50, watchFolder: noEvents })
     })
     await new Promise((r) => setTimeout(r, 100))
     const saved = performance.now()
@@ -80,7 +94,11 @@ describe('where the file system delivers no events', () => {
     const root = tree({ 'lib/x.ts': '' })
     let saw = 0
     const changed = new Promise<void>((resolve) => {
-      watcher = watchTree(root, () => [], () => ((saw = performance.now()), resolve()), { debounceMs: 10 })
+      const seen = () => {
+        saw = performance.now()
+        resolve()
+      }
+      watcher = watchTree(root, () => [], seen, { debounceMs: 10 })
     })
     await new Promise((r) => setTimeout(r, 50))
     const saved = performance.now()
