@@ -3,6 +3,7 @@
 import type { Config } from './config.js'
 import type { Log } from './log.js'
 import { NO_METRICS, type Metrics } from './metrics.js'
+import { packFileList, readSources } from './pack-files.js'
 import { loadPackIndex } from './pack-index.js'
 import { startPool } from './pool/pool.js'
 import { missingEnv, workerEnv } from './pool/worker-env.js'
@@ -25,10 +26,16 @@ export async function bootPack(
   const pack = { ...loaded.pack, entries: compiled.entries }
   const problems = [...loaded.problems, ...compiled.problems]
   const filtered = workerEnv(env, pack.index, config.envFilter)
+  // Strict calls import their module anew each call: with --watch they get this boot's text,
+  // so the old pack keeps its code until a reload swaps it (warm processes hold theirs anyway).
+  const strict = config.watch && pack.entries.some((e) => e.posture === 'strict')
+  const files = strict ? packFileList(config.moduleRoot, pack.entries.map((e) => e.absPath), config.bundleMap) : []
+  const sources = strict ? readSources(files) : undefined
   const started = await startPool({
     entries: pack.entries,
     env: filtered.env,
     config,
+    sources,
     onReplaced: (reason, id) => {
       log.warn('worker-replaced', id === undefined ? { reason } : { reason, id })
       metrics.workerReplaced(reason)

@@ -4,6 +4,7 @@ import { readFileSync } from 'node:fs'
 import { availableParallelism } from 'node:os'
 import { dirname, resolve } from 'node:path'
 import { parseArgv, type Args } from './args.js'
+import { readLogFormat } from './log-format.js'
 import { RUNTIME, runtimeProblem, type Runtime } from './runtime.js'
 import { POSTURES, type Posture } from './protocol/runnable-entry.js'
 
@@ -182,6 +183,9 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv, runtime: Runt
   if (sandbox === undefined) {
     problems.push(`KINDGI_PACK_SANDBOX must be "none", "context-isolated" or "strict", not "${env.KINDGI_PACK_SANDBOX}"`)
   }
+
+  const logFormat = readLogFormat(env.KINDGI_PACK_LOG_FORMAT)
+  if (logFormat.kind === 'error') problems.push(logFormat.problem)
 
   if (/--max-old-space-size/.test(env.NODE_OPTIONS ?? '')) {
     problems.push('NODE_OPTIONS sets --max-old-space-size, which silently overrides every worker\'s memMB heap limit: remove it')

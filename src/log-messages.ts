@@ -42,8 +42,10 @@ export function messageOf(kind: string, fields: Fields): string {
         : `required env missing, not ready until it is set: ${namesText(f.names)}`
     case 'env-dropped':
       return `env withheld from pack code by the env filter: ${namesText(f.names)}`
-    case 'reloaded':
-      return `reloaded: pack ${String(f.packId)} ${String(f.artifactVersion)} (${String(f.indexHash)})`
+    case 'reloaded': {
+      const after = Array.isArray(f.changed) && f.changed.length > 0 ? ` after a change to ${namesText(f.changed)}` : ''
+      return `reloaded: pack ${String(f.packId)} ${String(f.artifactVersion)} (${String(f.indexHash)})${after}`
+    }
     case 'worker-replaced':
       return f.id === undefined ? `worker replaced (${String(f.reason)})` : `worker replaced (${String(f.reason)}) after running ${String(f.id)}`
     case 'draining':

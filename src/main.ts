@@ -2,6 +2,7 @@
 // The kindgi-pack-host entry: read config, boot the pack, listen, and drain on SIGTERM/SIGINT.
 import type { Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
+import { isatty } from 'node:tty'
 import { bootPack } from './boot.js'
 import { HELP, SUBCOMMANDS } from './cli/commands.js'
 import { loadConfig, type Config } from './config.js'
@@ -10,16 +11,22 @@ import type { FrontState } from './http/front-state.js'
 import { createFrontServer } from './http/front-server.js'
 import { createInFlight } from './http/in-flight.js'
 import { createLog, type Log } from './log.js'
+import { chooseLogFormat } from './log-format.js'
 import { NO_METRICS, type Metrics } from './metrics.js'
 import { startMetricsServer } from './metrics-server.js'
 import { onEscapedErrors } from './escaped-errors.js'
 import { envDroppedReporter } from './pool/worker-env.js'
 import { tokenFileProblem } from './pool/strict-flags.js'
-import { startReloading, type Reloader } from './reload.js'
+import { packStamps, startReloading, type Reloader } from './reload.js'
 
 export const DRAIN_MS = 8_000
 
 async function serveCommand(argv: string[]): Promise<void> {
+  if (chooseLogFormat(process.env.KINDGI_PACK_LOG_FORMAT, isatty(2)) === 'pretty') {
+    // NO_COLOR (no-color.org): any value but the empty one turns colours off.
+    const colorize = isatty(2) && (process.env.NO_COLOR ?? '') === ''
+    return (await import('./pretty-log.js')).serveForPeople(process.argv.slice(2), colorize)
+  }
   const log = createLog()
   const loaded = loadConfig(argv, process.env)
   if (loaded.kind === 'error') {
@@ -58,6 +65,8 @@ async function serveCommand(argv: string[]): Promise<void> {
         })
   const metrics: Metrics = prometheus ?? NO_METRICS
 
+  // Taken before the pack loads: a module saved while it does is then reloaded, not missed.
+  const stampsBeforeBoot = config.watch ? packStamps(config, undefined) : undefined
   const booted = await bootPack(config, process.env, log, metrics)
   if (booted.kind === 'error') {
     log.error('boot-failed', { problems: booted.problems })
@@ -81,7 +90,7 @@ async function serveCommand(argv: string[]): Promise<void> {
   }
   const port = (server.address() as AddressInfo).port
   const index = booted.serving.pack.index
-  const reloader = config.watch ? startReloading(front, config, log, { metrics, reportDroppedEnv }) : undefined
+  const reloader = config.watch ? startReloading(front, config, log, { metrics, reportDroppedEnv, stampsBeforeBoot }) : undefined
   stop = () => drain(front, server, log, reloader)
   const metricsPort = metricsServer === undefined ? {} : { metricsPort: (metricsServer.address() as AddressInfo).port }
   log.info('listening', { port, packId: index.packId, artifactVersion: index.artifactVersion, ...metricsPort })
@@ -101,6 +110,12 @@ function onSignals(handler: () => Promise<void>): void {
   const onSignal = () => void handler()
   process.on('SIGTERM', onSignal)
   process.on('SIGINT', onSignal)
+  // Started by pretty-log.ts, the process that prints this log for people: once it is gone,
+  // even killed outright, nothing written here is read any more. Stop as on SIGTERM.
+  if (process.channel !== undefined) {
+    process.channel.unref()
+    process.once('disconnect', onSignal)
+  }
 }
 
 async function drain(state: FrontState, server: Server, log: Log, reloader: Reloader | undefined): Promise<void> {

@@ -8,6 +8,7 @@ import type { CallTask } from '../src/protocol/worker-messages.js'
 import { abortCall } from './abort-registry.js'
 import { setFileChannel, type Reply } from './files.js'
 import { loadEntries } from './load-entries.js'
+import { pinSources } from './pinned-sources.js'
 import { runCall } from './run-call.js'
 import { prepare, setup } from './worker-state.js'
 
@@ -50,6 +51,7 @@ void process.stderr
 process.on('message', (message: ToStrict) => {
   switch (message.type) {
     case 'setup':
+      if (message.sources !== undefined) pinSources(message.sources)
       prepare(message.setup)
       send({ type: 'spare-ready' })
       return

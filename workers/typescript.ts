@@ -9,6 +9,7 @@ import { createRequire, registerHooks, stripTypeScriptTypes, type ModuleFormat }
 import { dirname, join } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { compileFunction } from 'node:vm'
+import { pinnedSource } from './pinned-sources.js'
 
 const TS_FILE = /\.([cm]?)ts$/
 const JS_TO_TS: Record<string, string> = { '.js': '.ts', '.mjs': '.mts', '.cjs': '.cts' }
@@ -99,7 +100,7 @@ export function installTypeScriptLoader(): void {
     load(url, context, nextLoad) {
       if (!url.startsWith('file:') || !isTypeScript(new URL(url).pathname)) return nextLoad(url, context)
       const path = fileURLToPath(url)
-      const code = toJavaScript(readFileSync(path, 'utf8'), path)
+      const code = toJavaScript(pinnedSource(path) ?? readFileSync(path, 'utf8'), path)
       return { format: formatOf(path, code), source: code, shortCircuit: true }
     },
   })

@@ -33,6 +33,8 @@ export type PoolOptions = {
   onReplaced(reason: ReplaceReason, id: string | undefined): void
   /** How long module loading may take before boot gives up. */
   bootTimeoutMs?: number
+  /** With --watch: the pack's files as this boot read them, for strict groups to load (pack-files.ts readSources). */
+  sources?: Readonly<Record<string, string>>
 }
 
 export async function startPool(options: PoolOptions): Promise<PoolResult> {
@@ -59,7 +61,7 @@ export async function startPool(options: PoolOptions): Promise<PoolResult> {
     }
     const group =
       plan.posture === 'strict'
-        ? createStrictGroup({ ...common, readRoots, callRoot: callTmp.root })
+        ? createStrictGroup({ ...common, readRoots, callRoot: callTmp.root, sources: options.sources })
         : createPackProcessGroup({ ...common, minThreads: plan.posture === 'none' ? 2 : 1, workerThreads: options.config.workerThreads, hidden })
     groups.push(group)
     postureOf.set(group, plan.posture)

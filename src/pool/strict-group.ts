@@ -17,7 +17,8 @@ import { bridgeFileRequest } from './tool-files.js'
 // Bundled at build, like the pooled worker: what a strict call waits for is a start.
 const STRICT_PROCESS = fileURLToPath(new URL('../../workers/bundled/strict-process.js', import.meta.url))
 
-export type StrictOptions = GroupOptions & { readRoots: string[]; callRoot: string }
+/** `sources`: with --watch, the pack's files as the boot read them, which its processes load (workers/pinned-sources.ts). */
+export type StrictOptions = GroupOptions & { readRoots: string[]; callRoot: string; sources?: Readonly<Record<string, string>> }
 
 type Spare = {
   child: Spawned
@@ -67,7 +68,7 @@ export function createStrictGroup(options: StrictOptions): WorkerGroup {
       })
       void child.exited.then(({ code, signal }) => resolve([`A strict process exited (${signal ?? `code ${code}`}) before it was ready`]))
     })
-    send(child, { type: 'setup', setup })
+    send(child, options.sources === undefined ? { type: 'setup', setup } : { type: 'setup', setup, sources: options.sources })
     return { child, ready }
   }
 

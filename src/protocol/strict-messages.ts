@@ -10,8 +10,11 @@ export type FileReplyMessage = { kind: 'ok'; value: FileValue } | { kind: 'error
 
 /** Front → strict process. */
 export type ToStrict =
-  /** First message: the group's entries (guards and loaders go in; no pack code runs yet). */
-  | { type: 'setup'; setup: WorkerSetup }
+  /**
+   * First message: the group's entries (guards and loaders go in; no pack code runs yet), and
+   * with --watch the pack's files as its boot read them (absolute path → text), loaded instead of the disk's.
+   */
+  | { type: 'setup'; setup: WorkerSetup; sources?: Readonly<Record<string, string>> }
   /** Import every module and report what failed (the boot probe). */
   | { type: 'probe' }
   /** The one call: import the modules, run it, answer. */

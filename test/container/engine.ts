@@ -50,6 +50,8 @@ export function run(cmd: string, args: string[], options: { timeoutMs?: number; 
       clearTimeout(timer)
       resolve({ code, stdout, stderr })
     })
+    // A command that exits before reading its input (most docker calls) closes the pipe first: not an error.
+    child.stdin.on('error', () => undefined)
     child.stdin.end(options.input ?? '')
   })
 }

@@ -237,7 +237,7 @@ describe.skipIf(engine.skip !== undefined)('a pack baked into its own image (doc
     const info = await http(`http://127.0.0.1:${c.port}/v1/info`, { headers: { 'kindgi-pack-token': TOKEN } })
     expect(info.body).toMatchObject({ packId: 'hello', missingEnv: [] })
     expect((await call(c.port, 'hello.greet', { name: 'Ana' })).body).toEqual({ v: 2, kind: 'result', output: { greeting: 'Hello, Ana!' } })
-    const owners = await dockerOk(['exec', c.id, 'stat', '-c', '%u:%g %a %n', '/app/pack/index.json', '/app/pack/tools/greet.js'])
+    const owners = await dockerOk(['exec', c.id, 'stat', '-c', '%u:%g %a %n', '/app/pack/index.json', '/app/pack/tools/greet.ts'])
     for (const line of owners.trim().split('\n')) expect(line).toMatch(/^0:0 644 /)
     expect((await docker(['exec', c.id, 'ls', '/app/pack/pack.Dockerfile'])).code).not.toBe(0)
   })

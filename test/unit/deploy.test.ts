@@ -85,8 +85,10 @@ describe('the Dockerfile', () => {
     expect(dockerfile.text).not.toMatch(/npm start/)
   })
 
-  it('defaults to the strict posture, /app/index.json inside /app/pack, TMPDIR on /tmp and a token file', () => {
+  it('defaults to the strict posture, /app/index.json inside /app/pack, TMPDIR on /tmp, a token file and a JSON log', () => {
     expect(IMAGE_ENV).toMatchObject({ KINDGI_PACK_SANDBOX: 'strict', KINDGI_PACK_INDEX: '/app/index.json', TMPDIR: '/tmp', NODE_ENV: 'production' })
+    // A collector reads JSON, and `docker run -t` must not switch the log to lines for people.
+    expect(IMAGE_ENV.KINDGI_PACK_LOG_FORMAT).toBe('json')
     // Outside /app (host and pack): under strict the host refuses a token file pack code could read.
     expect(TOKEN_FILE).toMatch(/^\/run\/secrets\/.+/)
     expect(IMAGE_ENV).not.toHaveProperty('KINDGI_PACK_SERVICE_TOKEN')

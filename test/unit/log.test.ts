@@ -97,6 +97,9 @@ describe('every line', () => {
     expect(messageOf('missing-env', { check: 'warn', names: ['A'] })).toBe('required env missing, serving anyway (env check warn): A')
     expect(messageOf('env-dropped', { names: ['X'] })).toBe('env withheld from pack code by the env filter: X')
     expect(messageOf('reloaded', { packId: 'p', artifactVersion: 'v2', indexHash: 'sha256:ab' })).toBe('reloaded: pack p v2 (sha256:ab)')
+    expect(messageOf('reloaded', { packId: 'p', artifactVersion: 'v2', indexHash: 'sha256:ab', changed: ['lib/a.ts', 'tools/b.ts'] })).toBe(
+      'reloaded: pack p v2 (sha256:ab) after a change to lib/a.ts, tools/b.ts',
+    )
     expect(messageOf('worker-replaced', { reason: 'crash' })).toBe('worker replaced (crash)')
     expect(messageOf('draining', undefined)).toMatch(/^draining: /)
     expect(messageOf('stopped', undefined)).toBe('stopped')

@@ -1,0 +1,127 @@
+// The files --watch follows for a pack, and what they look like on disk now. Every source file
+// under the module root counts, not only the ones the pack is known to load: pack code loads
+// in other processes (a warm group's, or one per strict call, even lazily inside a handler), so
+// the front cannot see what they import; a save of a file nothing imports costs one reload.
+import { type Dirent, readdirSync, readFileSync, statSync } from 'node:fs'
+import { extname, join, relative } from 'node:path'
+
+/** What a module can be, or import (JSON modules and the package.json "type" included). */
+const SOURCE_EXTENSIONS = new Set(['.js', '.mjs', '.cjs', '.ts', '.mts', '.cts', '.json'])
+/** Bounds on one walk: a module root pointed at a large tree must not stall the front. */
+export const MAX_FILES = 5_000
+export const MAX_DIRS = 500
+/** Bound on the text readSources holds (sent to every strict process with --watch). */
+export const MAX_SOURCE_BYTES = 32 * 1024 * 1024
+
+export type PackTree = {
+  /** Folders under the root (the root first), each to be watched for events. */
+  dirs: string[]
+  /** Source files under them, then the extra files asked for, sorted. */
+  files: string[]
+  /** The walk stopped at MAX_FILES or MAX_DIRS. */
+  truncated: boolean
+}
+
+/** Not descended into: installed packages (a `npm install` is thousands of files) and dot folders (.git, editors' state). */
+function skipped(name: string): boolean {
+  return name === 'node_modules' || name.startsWith('.')
+}
+
+/**
+ * Walks `root` breadth first, within the bounds. A folder it cannot read is left out, not an
+ * error: a file that cannot be seen cannot be loaded either. Links to files are followed by
+ * the stat; links to folders are not descended into (a loop would never end).
+ */
+export function walkPackTree(root: string, extra: readonly string[] = []): PackTree {
+  const dirs: string[] = []
+  const files = new Set<string>(extra)
+  let truncated = false
+  const queue = [root]
+  while (queue.length > 0 && !truncated) {
+    const dir = queue.shift() as string
+    if (dirs.length >= MAX_DIRS) {
+      truncated = true
+      break
+    }
+    let names: Dirent[]
+    try {
+      names = readdirSync(dir, { withFileTypes: true })
+    } catch {
+      continue
+    }
+    dirs.push(dir)
+    for (const entry of names) {
+      if (skipped(entry.name)) continue
+      const path = join(dir, entry.name)
+      if (entry.isDirectory()) queue.push(path)
+      else if ((entry.isFile() || entry.isSymbolicLink()) && SOURCE_EXTENSIONS.has(extname(entry.name))) {
+        if (files.size >= MAX_FILES + extra.length) {
+          truncated = true
+          break
+        }
+        files.add(path)
+      }
+    }
+  }
+  return { dirs, files: [...files].sort(), truncated }
+}
+
+/**
+ * Every file of a pack: the walk of its module root, plus its modules wherever they are and
+ * the bundle map, which the walk's rules may not reach.
+ */
+export function packFileList(moduleRoot: string, modules: readonly string[], bundleMap: string | undefined): string[] {
+  return walkPackTree(moduleRoot, bundleMap === undefined ? modules : [...modules, bundleMap]).files
+}
+
+/** Each file's inode, size and modification time ('missing' when it is gone): a save changes one of them. */
+export type FileStamps = ReadonlyMap<string, string>
+
+export function stampFiles(files: readonly string[]): FileStamps {
+  const stamps = new Map<string, string>()
+  for (const file of files) {
+    try {
+      const now = statSync(file)
+      stamps.set(file, `${now.ino}:${now.size}:${now.mtimeMs}`)
+    } catch {
+      stamps.set(file, 'missing')
+    }
+  }
+  return stamps
+}
+
+/** One string for a set of stamps: equal when no file was saved, added or removed. */
+export function stampsKey(stamps: FileStamps): string {
+  let key = ''
+  for (const [file, stamp] of stamps) key += `${file}\0${stamp}\n`
+  return key
+}
+
+/** The files that differ between two stamp sets (saved, added or removed), relative to `root`, sorted. */
+export function changedFiles(before: FileStamps, after: FileStamps, root: string): string[] {
+  const changed = new Set<string>()
+  for (const [file, stamp] of after) if (before.get(file) !== stamp) changed.add(file)
+  for (const file of before.keys()) if (!after.has(file)) changed.add(file)
+  return [...changed].map((file) => relative(root, file) || file).sort()
+}
+
+/**
+ * The text of each file, by absolute path, as a boot reads the pack (with --watch, for strict
+ * processes to load instead of the disk: workers/pinned-sources.ts). A file that cannot be
+ * read, or past MAX_SOURCE_BYTES in all, is left out: it loads from disk as ever.
+ */
+export function readSources(files: readonly string[]): Record<string, string> {
+  const sources: Record<string, string> = {}
+  let bytes = 0
+  for (const file of files) {
+    try {
+      const text = readFileSync(file, 'utf8')
+      bytes += text.length
+      if (bytes > MAX_SOURCE_BYTES) break
+      sources[file] = text
+    } catch {
+      // gone or unreadable: the loader will say so, if anything imports it
+    }
+  }
+  return sources
+}

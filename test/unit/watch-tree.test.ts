@@ -1,0 +1,109 @@
+// What --watch follows in a pack's tree (src/pack-files.ts, src/watch-tree.ts): the source
+// files under the module root, never node_modules or dot folders; and a save is seen by the
+// stat poll alone where the file system delivers no events (a bind mount from another machine).
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterEach, describe, expect, it } from 'vitest'
+import { changedFiles, MAX_DIRS, stampFiles, walkPackTree } from '../../src/pack-files.js'
+import type { Watcher } from '../../src/watch.js'
+import { watchTree } from '../../src/watch-tree.js'
+
+function tree(files: Record<string, string>): string {
+  const root = mkdtempSync(join(tmpdir(), 'kph-tree-'))
+  for (const [path, text] of Object.entries(files)) {
+    mkdirSync(join(root, path, '..'), { recursive: true })
+    writeFileSync(join(root, path), text)
+  }
+  return root
+}
+
+let watcher: Watcher | undefined
+afterEach(() => {
+  watcher?.close()
+  watcher = undefined
+})
+
+describe('the files of a pack', () => {
+  it('are its source files (JavaScript, TypeScript, JSON) at any depth, not node_modules, dot folders or other files', () => {
+    const root = tree({
+      'index.json': '{}',
+      'tools/a.ts': '',
+      'tools/b.mjs': '',
+      'lib/deep/c.cts': '',
+      'lib/d.cjs': '',
+      'lib/e.mts': '',
+      'lib/f.js': '',
+      'README.md': '',
+      'tools/a.ts.swp': '',
+      'node_modules/dep/index.js': '',
+      '.git/hooks/x.js': '',
+      '.cache/y.ts': '',
+    })
+    const found = walkPackTree(root).files.map((f) => f.slice(root.length + 1))
+    expect(found).toEqual(['index.json', 'lib/d.cjs', 'lib/deep/c.cts', 'lib/e.mts', 'lib/f.js', 'tools/a.ts', 'tools/b.mjs'])
+  })
+
+  it('include the extra files asked for, wherever they are', () => {
+    const root = tree({ 'a.js': '' })
+    const outside = tree({ 'map.json': '{}' })
+    expect(walkPackTree(root, [join(outside, 'map.json')]).files).toEqual([join(root, 'a.js'), join(outside, 'map.json')].sort())
+  })
+
+  it('are walked within a bound on folders: a module root pointed at a large tree does not stall the front', () => {
+    const files: Record<string, string> = {}
+    for (let i = 0; i <= MAX_DIRS; i++) files[`d${i}/x.js`] = ''
+    const walked = walkPackTree(tree(files))
+    expect(walked.truncated).toBe(true)
+    expect(walked.dirs).toHaveLength(MAX_DIRS)
+  })
+
+  it('changed files are the saved, added and removed ones, relative to the root', () => {
+    const root = tree({ 'a.js': '1', 'b.js': '1', 'c.js': '1' })
+    const before = stampFiles(walkPackTree(root).files)
+    writeFileSync(join(root, 'b.js'), '22')
+    writeFileSync(join(root, 'd.js'), '1')
+    const after = new Map(stampFiles(walkPackTree(root).files))
+    after.delete(join(root, 'c.js'))
+    expect(changedFiles(before, after, root)).toEqual(['b.js', 'c.js', 'd.js'])
+  })
+})
+
+describe('where the file system delivers no events', () => {
+  it('the stat poll alone sees a save in a nested folder within a second', async () => {
+    const root = tree({ 'lib/deep/x.ts': 'export const x = 1\n' })
+    const noEvents = () => {
+      throw new Error('no events on this mount')
+    }
+    let saw = 0
+    const changed = new Promise<void>((resolve) => {
+      const seen = () => {
+        saw = performance.now()
+        resolve()
+      }
+      watcher = watchTree(root, () => [], seen, { debounceMs: 50, watchFolder: noEvents })
+    })
+    await new Promise((r) => setTimeout(r, 100))
+    const saved = performance.now()
+    writeFileSync(join(root, 'lib/deep/x.ts'), 'export const x = 2\n')
+    await changed
+    expect(saw - saved).toBeLessThan(1_000)
+  })
+
+  it('with events, the same save is seen sooner than a poll could see it', async () => {
+    const root = tree({ 'lib/x.ts': '' })
+    let saw = 0
+    const changed = new Promise<void>((resolve) => {
+      const seen = () => {
+        saw = performance.now()
+        resolve()
+      }
+      watcher = watchTree(root, () => [], seen, { debounceMs: 10 })
+    })
+    await new Promise((r) => setTimeout(r, 50))
+    const saved = performance.now()
+    writeFileSync(join(root, 'lib/x.ts'), 'export const x = 2\n')
+    await changed
+    expect(saw - saved).toBeLessThan(300)
+  })
+})
