@@ -50,7 +50,7 @@ export function bigInput(bytes: number): { records: Array<{ id: number; name: st
   const records: Array<{ id: number; name: string; score: number; tags: string[] }> = []
   let size = '{"records":[]}'.length
   for (let id = 0; size < bytes; id++) {
-    const record = { id, name: `record number ${id}`, score: (id * 7919) % 1000 / 10, tags: ['alpha', 'beta', `t${id % 17}`] }
+    const record = { id, name: `record number ${id}`, score: ((id * 7919) % 1000) / 10, tags: ['alpha', 'beta', `t${id % 17}`] }
     size += JSON.stringify(record).length + (records.length > 0 ? 1 : 0)
     records.push(record)
   }

@@ -6,8 +6,17 @@ import { fileURLToPath } from 'node:url'
 
 const ANSWER = { kind: 'result', result: { outcome: 'ok', body: '{"v":2,"kind":"result","output":{"echo":"hello world","n":1}}' } }
 const TASK = {
-  type: 'call', callId: 0, key: 'tool:echo@1.0.0', ids: { tenantId: 't', runId: 'r' },
-  body: JSON.stringify({ v: 2, kind: 'invoke', tool: { id: 'echo' }, input: { echo: 'hello world', n: 1 }, ctx: { tenantId: 't', runId: 'r', requestId: 'abc' } }),
+  type: 'call',
+  callId: 0,
+  key: 'tool:echo@1.0.0',
+  ids: { tenantId: 't', runId: 'r' },
+  body: JSON.stringify({
+    v: 2,
+    kind: 'invoke',
+    tool: { id: 'echo' },
+    input: { echo: 'hello world', n: 1 },
+    ctx: { tenantId: 't', runId: 'r', requestId: 'abc' },
+  }),
 }
 const ROUND_TRIPS = 20_000
 
@@ -29,7 +38,9 @@ if (process.argv[2] === 'child') {
       child.send({ type: 'batch', items: [{ type: 'run', task: TASK }] })
     })
     const cpu = process.cpuUsage(c0)
-    console.log(`${serialization}: ${(((performance.now() - t0) * 1000) / ROUND_TRIPS).toFixed(1)} µs a round trip, ${((cpu.user + cpu.system) / ROUND_TRIPS).toFixed(1)} µs of the sender's CPU`)
+    console.log(
+      `${serialization}: ${(((performance.now() - t0) * 1000) / ROUND_TRIPS).toFixed(1)} µs a round trip, ${((cpu.user + cpu.system) / ROUND_TRIPS).toFixed(1)} µs of the sender's CPU`,
+    )
     child.kill()
   }
 }

@@ -7,7 +7,12 @@
 import { Agent, request } from 'node:http'
 import type { LoadSpec } from './load.js'
 
-export async function pacedCalls(spec: LoadSpec, seconds: number, rate: number, onResponse?: (status: number, ms: number) => void): Promise<{ errors: number }> {
+export async function pacedCalls(
+  spec: LoadSpec,
+  seconds: number,
+  rate: number,
+  onResponse?: (status: number, ms: number) => void,
+): Promise<{ errors: number }> {
   const agent = new Agent({ keepAlive: true, maxSockets: 1 })
   const url = new URL(`${spec.url}/v1/invoke`)
   const headers = { 'content-type': 'application/json', 'kindgi-pack-token': spec.token, 'content-length': Buffer.byteLength(spec.body) }

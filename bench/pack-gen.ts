@@ -11,7 +11,8 @@ export function generatePack(tools: number): GeneratedPack {
   for (let i = 0; i < tools; i++) {
     const id = `gen.tool-${String(i).padStart(3, '0')}`
     const modulePath = `tools/tool-${i}.js`
-    files[modulePath] = `// Generated tool ${i}.\nexport default function tool${i}(input) {\n  return { id: ${JSON.stringify(id)}, name: input.name, n: input.n * ${i} }\n}\n`
+    files[modulePath] =
+      `// Generated tool ${i}.\nexport default function tool${i}(input) {\n  return { id: ${JSON.stringify(id)}, name: input.name, n: input.n * ${i} }\n}\n`
     indexTools.push({
       id,
       version: '1.0.0',

@@ -14,7 +14,10 @@ export async function runProfile(options: { durationS: number }): Promise<void> 
   const gen = await startLoadGenerator()
   const sections: string[] = []
   try {
-    for (const [name, bin] of [['host', HOST_BIN], ['reference', REFERENCE_BIN]] as const) {
+    for (const [name, bin] of [
+      ['host', HOST_BIN],
+      ['reference', REFERENCE_BIN],
+    ] as const) {
       const dir = mkdtempSync(join(tmpdir(), `kindgi-bench-prof-${name}-`))
       try {
         const server = await startServer({ name, bin, index: BENCH_INDEX, nodeArgs: ['--cpu-prof', '--cpu-prof-dir', dir, '--cpu-prof-interval', '100'] })

@@ -39,7 +39,9 @@ export function categorize(frame: CallFrame): string {
   if (url.includes('/node_modules/@hono/node-server/')) return '@hono/node-server (Request/Response, headers)'
   if (url.includes('/node_modules/hono/')) return 'Hono (routing, Context)'
   if (url.includes('/node_modules/piscina/')) return 'Piscina'
-  if (/\/node_modules\/(pino|sonic-boom|thread-stream|quick-format-unescaped|fast-redact|safe-stable-stringify|atomic-sleep|on-exit-leak-free|@pinojs)/.test(url)) {
+  if (
+    /\/node_modules\/(pino|sonic-boom|thread-stream|quick-format-unescaped|fast-redact|safe-stable-stringify|atomic-sleep|on-exit-leak-free|@pinojs)/.test(url)
+  ) {
     return 'pino logging'
   }
   if (url.includes('/node_modules/ajv')) return 'Ajv'

@@ -118,9 +118,18 @@ export function rows(results: Pick<Results, 'runs' | 'cases'>): Row[] {
         connections,
         host: summarize(host),
         reference: summarize(reference),
-        rpsRatio: medianRatio(paired.map(([h]) => h.load.rps), paired.map(([, r]) => r.load.rps)),
-        p99Ratio: medianRatio(paired.map(([h]) => h.load.p99Us), paired.map(([, r]) => r.load.p99Us)),
-        p50AddedUs: medianDifference(paired.map(([h]) => h.load.p50Us), paired.map(([, r]) => r.load.p50Us)),
+        rpsRatio: medianRatio(
+          paired.map(([h]) => h.load.rps),
+          paired.map(([, r]) => r.load.rps),
+        ),
+        p99Ratio: medianRatio(
+          paired.map(([h]) => h.load.p99Us),
+          paired.map(([, r]) => r.load.p99Us),
+        ),
+        p50AddedUs: medianDifference(
+          paired.map(([h]) => h.load.p50Us),
+          paired.map(([, r]) => r.load.p50Us),
+        ),
       })
     }
   }
@@ -158,9 +167,10 @@ export function targets(results: Results, all: Row[] = rows(results)): Target[] 
 
   const strictRuns = series(results.runs, 'strict', 32, 'host')
   const bracket = results.strictCeiling ?? []
-  const ceilings = bracket.length > 0
-    ? bracket.map((b) => ({ round: b.round, rps: (b.before.rps + b.after.rps) / 2 }))
-    : results.ceiling.map((c, i) => ({ round: i + 1, rps: c.rps }))
+  const ceilings =
+    bracket.length > 0
+      ? bracket.map((b) => ({ round: b.round, rps: (b.before.rps + b.after.rps) / 2 }))
+      : results.ceiling.map((c, i) => ({ round: i + 1, rps: c.rps }))
   const strictVsCeiling = medianRatio(
     ceilings.map((c) => strictRuns.find((r) => r.round === c.round)?.load.rps ?? Number.NaN),
     ceilings.map((c) => c.rps),
@@ -171,7 +181,10 @@ export function targets(results: Results, all: Row[] = rows(results)): Target[] 
     measured: times(strictVsCeiling),
     pass: check(strictVsCeiling, (v) => v >= 0.8),
   })
-  const pacedGap = medianDifference(results.paced.strict.map((l) => l.p50Us), results.paced.warm.map((l) => l.p50Us))
+  const pacedGap = medianDifference(
+    results.paced.strict.map((l) => l.p50Us),
+    results.paced.warm.map((l) => l.p50Us),
+  )
   out.push({
     name: `strict p50 − warm p50, 1 caller paced at ${rate(median(results.paced.rate))} (½ ceiling)`,
     goal: '≤ 2 ms',
@@ -180,10 +193,16 @@ export function targets(results: Results, all: Row[] = rows(results)): Target[] 
   })
   const pairs = results.limitsPairs ?? []
   const pairRatios = pairs.map((p) => ratio(p.limits.rps, p.echo.rps))
-  const limitsCost = pairs.length > 0
-    ? 1 - median(pairRatios)
-    : 1 - medianRatio(series(results.runs, 'limits', 32, 'host').map((r) => r.load.rps), series(results.runs, 'echo', 32, 'host').map((r) => r.load.rps))
-  const spread = pairs.length > 0 ? ` (${pairs.length} pairs; middle half ${percent(1 - quartile(pairRatios, 3))} to ${percent(1 - quartile(pairRatios, 1))})` : ''
+  const limitsCost =
+    pairs.length > 0
+      ? 1 - median(pairRatios)
+      : 1 -
+        medianRatio(
+          series(results.runs, 'limits', 32, 'host').map((r) => r.load.rps),
+          series(results.runs, 'echo', 32, 'host').map((r) => r.load.rps),
+        )
+  const spread =
+    pairs.length > 0 ? ` (${pairs.length} pairs; middle half ${percent(1 - quartile(pairRatios, 3))} to ${percent(1 - quartile(pairRatios, 1))})` : ''
   out.push({
     name: `limits (memMB, cpuMs), 32 callers: throughput lost vs echo${pairs.length > 0 ? ', median of back-to-back pairs' : ''}`,
     goal: '≤ 5 %',
@@ -239,7 +258,22 @@ function verdict(pass: boolean | undefined): string {
 export function renderTable(results: Results): string {
   const all = rows(results)
   const measurements = markdownTable(
-    ['case', 'callers', 'host req/s', 'ref req/s', 'host/ref', 'host p50', 'ref p50', 'host p99', 'ref p99', 'p99 host/ref', 'host CPU/call', 'ref CPU/call', 'host RSS', 'host non-200'],
+    [
+      'case',
+      'callers',
+      'host req/s',
+      'ref req/s',
+      'host/ref',
+      'host p50',
+      'ref p50',
+      'host p99',
+      'ref p99',
+      'p99 host/ref',
+      'host CPU/call',
+      'ref CPU/call',
+      'host RSS',
+      'host non-200',
+    ],
     all.map((r) => [
       r.label,
       String(r.connections),
@@ -285,6 +319,8 @@ export function renderTable(results: Results): string {
     `memory per warm worker: ${results.workerMemory.method}`,
     `before each 32-caller host run its pool was driven until it stopped growing (median time, host OS threads then): ${growth.join(', ')}`,
     'CPU/call: user + system CPU of the whole server process (front and workers) during the measured window, per 200 answer; it counts what the server spent, whatever else the machine ran.',
-    errors > 0 ? `${errors} ${errors === 1 ? 'answer was' : 'answers were'} not 200 (503 overloaded, errors, timeouts): see the host non-200 column and results.json` : 'every measured answer was a 200',
+    errors > 0
+      ? `${errors} ${errors === 1 ? 'answer was' : 'answers were'} not 200 (503 overloaded, errors, timeouts): see the host non-200 column and results.json`
+      : 'every measured answer was a 200',
   ].join('\n')
 }

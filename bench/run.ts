@@ -8,12 +8,10 @@ import { cpus, loadavg, tmpdir, totalmem, type as osType, release } from 'node:o
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { benchCases, invokeBody, type BenchCase, type CaseId } from './cases.js'
-import { loadSpec, startLoadGenerator, type LoadGenerator, } from './load.js'
+import { loadSpec, startLoadGenerator, type LoadGenerator } from './load.js'
 import { generatePack, writePack } from './pack-gen.js'
 import { runProfile } from './profile-run.js'
-import {
-  BENCH_INDEX, HOST_BIN, REFERENCE_BIN, ROOT, call, nodeStartMs, procCpuMs, procStatus, sampleRss, startServer, type Server,
-} from './proc.js'
+import { BENCH_INDEX, HOST_BIN, REFERENCE_BIN, ROOT, call, nodeStartMs, procCpuMs, procStatus, sampleRss, startServer, type Server } from './proc.js'
 import { micros, rate, renderTable, type LimitsPair, type Machine, type Results, type Run, type WorkerMemory } from './report.js'
 import { median } from './stats.js'
 import type { CeilingResult, CeilingSpec } from './strict-ceiling.js'
@@ -321,8 +319,14 @@ async function main(): Promise<void> {
   const table = renderTable(results)
   process.stdout.write(`\n${table}\n`)
   writeFileSync(o.out, `${JSON.stringify({ ...results, table }, null, 2)}\n`)
-  log(`phases (s): ${Object.entries(phases).map(([k, v]) => `${k} ${v}`).join('; ')}`)
-  log(`wrote ${o.out} in ${((performance.now() - startedAt) / 1000).toFixed(1)} s (median host RSS ${mibOf(median(runs.filter((r) => r.server === 'host').map((r) => r.rssPeakBytes)))})`)
+  log(
+    `phases (s): ${Object.entries(phases)
+      .map(([k, v]) => `${k} ${v}`)
+      .join('; ')}`,
+  )
+  log(
+    `wrote ${o.out} in ${((performance.now() - startedAt) / 1000).toFixed(1)} s (median host RSS ${mibOf(median(runs.filter((r) => r.server === 'host').map((r) => r.rssPeakBytes)))})`,
+  )
 }
 
 await main()

@@ -18,7 +18,10 @@ export function percentileSorted(sorted: ArrayLike<number>, p: number): number {
 
 /** The first (1) or third (3) quartile of the finite values, nearest-rank; NaN when there are none. */
 export function quartile(values: readonly number[], q: 1 | 3): number {
-  return percentileSorted(values.filter(Number.isFinite).sort((a, b) => a - b), q * 25)
+  return percentileSorted(
+    values.filter(Number.isFinite).sort((a, b) => a - b),
+    q * 25,
+  )
 }
 
 /** a / b, NaN when either is missing or b is 0. */

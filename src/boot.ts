@@ -13,12 +13,7 @@ import { compileValidators } from './validator-code.js'
 /** `droppedEnv`: the names the env filter withheld from pack code, sorted (`env-dropped`). */
 export type BootResult = { kind: 'ok'; serving: Serving; droppedEnv: string[] } | { kind: 'error'; problems: string[] }
 
-export async function bootPack(
-  config: Config,
-  env: NodeJS.ProcessEnv,
-  log: Log,
-  metrics: Metrics = NO_METRICS,
-): Promise<BootResult> {
+export async function bootPack(config: Config, env: NodeJS.ProcessEnv, log: Log, metrics: Metrics = NO_METRICS): Promise<BootResult> {
   const loaded = loadPackIndex(config.indexPath, config.moduleRoot, config.sandbox, config.bundleMap)
   if (loaded.kind === 'error') return loaded
   // Schemas compile here, once; workers get their validators as code (validator-code.ts).
@@ -29,7 +24,13 @@ export async function bootPack(
   // Strict calls import their module anew each call: with --watch they get this boot's text,
   // so the old pack keeps its code until a reload swaps it (warm processes hold theirs anyway).
   const strict = config.watch && pack.entries.some((e) => e.posture === 'strict')
-  const files = strict ? packFileList(config.moduleRoot, pack.entries.map((e) => e.absPath), config.bundleMap) : []
+  const files = strict
+    ? packFileList(
+        config.moduleRoot,
+        pack.entries.map((e) => e.absPath),
+        config.bundleMap,
+      )
+    : []
   const sources = strict ? readSources(files) : undefined
   const started = await startPool({
     entries: pack.entries,

@@ -8,7 +8,6 @@ import { readLogFormat } from './log-format.js'
 import { RUNTIME, runtimeProblem, type Runtime } from './runtime.js'
 import { POSTURES, type Posture } from './protocol/runnable-entry.js'
 
-
 /** Bounds on the HTTP front (README, configuration): how long a caller may take, how many may connect. */
 export type FrontLimits = {
   /** KINDGI_PACK_HEADERS_TIMEOUT_MS: from a request's first byte to the end of its headers. */
@@ -188,7 +187,7 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv, runtime: Runt
   if (logFormat.kind === 'error') problems.push(logFormat.problem)
 
   if (/--max-old-space-size/.test(env.NODE_OPTIONS ?? '')) {
-    problems.push('NODE_OPTIONS sets --max-old-space-size, which silently overrides every worker\'s memMB heap limit: remove it')
+    problems.push("NODE_OPTIONS sets --max-old-space-size, which silently overrides every worker's memMB heap limit: remove it")
   }
 
   const tenant = env.KINDGI_PACK_TENANT_ID

@@ -33,9 +33,7 @@ export function messageOf(kind: string, fields: Fields): string {
     case 'config-invalid':
       return `configuration invalid: ${problemsText(f.problems)}`
     case 'boot-failed':
-      return f.reload === true
-        ? `reload failed, the previous pack keeps serving: ${problemsText(f.problems)}`
-        : `boot failed: ${problemsText(f.problems)}`
+      return f.reload === true ? `reload failed, the previous pack keeps serving: ${problemsText(f.problems)}` : `boot failed: ${problemsText(f.problems)}`
     case 'missing-env':
       return f.check === 'warn'
         ? `required env missing, serving anyway (env check warn): ${namesText(f.names)}`

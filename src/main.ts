@@ -142,7 +142,9 @@ async function main(argv: string[]): Promise<void> {
   if (first === 'serve') return serveCommand(rest)
   const subcommand = SUBCOMMANDS[first]
   if (subcommand !== undefined) return exitAfterOutput(await (await subcommand.load()).run(rest))
-  process.stderr.write(`kindgi-pack-host: unknown command "${first}". Usage: kindgi-pack-host [serve] --index FILE [--module-root DIR] [--host ADDR]; commands: ${Object.keys(SUBCOMMANDS).join(', ')} (see --help)\n`)
+  process.stderr.write(
+    `kindgi-pack-host: unknown command "${first}". Usage: kindgi-pack-host [serve] --index FILE [--module-root DIR] [--host ADDR]; commands: ${Object.keys(SUBCOMMANDS).join(', ')} (see --help)\n`,
+  )
   process.exit(2)
 }
 

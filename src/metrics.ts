@@ -26,4 +26,3 @@ export type MetricsSources = {
   callsInFlight(): number
   workersByPosture(): Record<string, number>
 }
-

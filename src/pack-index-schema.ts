@@ -71,10 +71,7 @@ const agent = {
     version: { type: 'string' },
     name: { type: 'string' },
     instructions: {
-      oneOf: [
-        { type: 'string' },
-        { type: 'object', required: ['prompt', 'version'], properties: { prompt: { type: 'string' }, version: { type: 'string' } } },
-      ],
+      oneOf: [{ type: 'string' }, { type: 'object', required: ['prompt', 'version'], properties: { prompt: { type: 'string' }, version: { type: 'string' } } }],
     },
     capabilities: { type: 'array' },
     tools: {

@@ -102,9 +102,7 @@ export function loadPackIndex(indexPath: string, moduleRoot: string, leastPostur
     return { kind: 'error', problems: [`Index envelope v${JSON.stringify(v) ?? ''} is not v1`] }
   }
   if (!validateIndex(parsed)) {
-    const problems = (validateIndex.errors ?? []).map(
-      (e) => `Index ${e.instancePath === '' ? '(root)' : e.instancePath}: ${e.message ?? 'is invalid'}`,
-    )
+    const problems = (validateIndex.errors ?? []).map((e) => `Index ${e.instancePath === '' ? '(root)' : e.instancePath}: ${e.message ?? 'is invalid'}`)
     return { kind: 'error', problems }
   }
   const index = parsed as unknown as PackIndex

@@ -14,10 +14,12 @@ const threadChannel: FileChannel = (callId, message, transfer) => {
   const { port1, port2 } = new MessageChannel()
   parentPort!.postMessage({ type: 'kindgi-files', callId, ...message, port: port2 }, [port2, ...transfer])
   return {
-    reply: new Promise<Reply>((resolve) => port1.once('message', (reply: Reply) => {
-      port1.close()
-      resolve(reply)
-    })),
+    reply: new Promise<Reply>((resolve) =>
+      port1.once('message', (reply: Reply) => {
+        port1.close()
+        resolve(reply)
+      }),
+    ),
     cancel: () => port1.close(),
   }
 }

@@ -28,7 +28,9 @@ function check(value: unknown, what: string): void {
   const path = pathOf(value)
   if (path === undefined) return
   if (allowed !== undefined && (path === allowed || path.startsWith(allowed + sep))) return
-  const err = new Error(`ERR_PACK_WRITE_DENIED: tool "${tool}" runs under the strict posture and may write only in ctx.tmpDir (${what} ${path} refused)`) as Error & { code: string }
+  const err = new Error(
+    `ERR_PACK_WRITE_DENIED: tool "${tool}" runs under the strict posture and may write only in ctx.tmpDir (${what} ${path} refused)`,
+  ) as Error & { code: string }
   err.code = 'ERR_PACK_WRITE_DENIED'
   throw err
 }
@@ -40,9 +42,26 @@ function writesFlags(flags: unknown): boolean {
 
 /** Names of path-taking writers and which arguments are the paths written to. */
 const WRITERS: Record<string, number[]> = {
-  writeFile: [0], appendFile: [0], mkdir: [0], mkdtemp: [0], rm: [0], rmdir: [0], unlink: [0], rename: [0, 1],
-  copyFile: [1], cp: [1], symlink: [1], link: [1], truncate: [0], chmod: [0], lchmod: [0], chown: [0], lchown: [0],
-  utimes: [0], lutimes: [0], createWriteStream: [0],
+  writeFile: [0],
+  appendFile: [0],
+  mkdir: [0],
+  mkdtemp: [0],
+  rm: [0],
+  rmdir: [0],
+  unlink: [0],
+  rename: [0, 1],
+  copyFile: [1],
+  cp: [1],
+  symlink: [1],
+  link: [1],
+  truncate: [0],
+  chmod: [0],
+  lchmod: [0],
+  chown: [0],
+  lchown: [0],
+  utimes: [0],
+  lutimes: [0],
+  createWriteStream: [0],
 }
 
 function guard(target: Record<string, unknown>, name: string, paths: number[]): void {

@@ -34,8 +34,16 @@ let flushing = false
 // The front is gone when the channel closes: so is the reason to live.
 const channel =
   process.channel === undefined
-    ? openFrames<ToPack, FromPack>(new Socket({ fd: 3, readable: true, writable: true }), (message) => onMessage(message), () => process.exit(1))
-    : viaIpc<ToPack, FromPack>(process, (message) => onMessage(message), () => process.exit(1))
+    ? openFrames<ToPack, FromPack>(
+        new Socket({ fd: 3, readable: true, writable: true }),
+        (message) => onMessage(message),
+        () => process.exit(1),
+      )
+    : viaIpc<ToPack, FromPack>(
+        process,
+        (message) => onMessage(message),
+        () => process.exit(1),
+      )
 
 function send(message: FromPack): void {
   channel.send(message)

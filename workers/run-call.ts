@@ -31,9 +31,7 @@ export async function runCall(loaded: Map<string, LoadedEntry>, task: CallTask):
   let stopWatch: (() => void) | undefined
   try {
     // Owned by the call: a throw from code it started is its own, not a stray (stray-errors.ts).
-    const running = runOwned(task.callId, () =>
-      message.kind === 'invoke' ? runTool(item, message, task, signal) : runCheck(item, message, signal),
-    )
+    const running = runOwned(task.callId, () => (message.kind === 'invoke' ? runTool(item, message, task, signal) : runCheck(item, message, signal)))
     if (memMB === undefined) return await running
     // Answered by the handler, or at once when the memory watch trips (undefined).
     const result = await new Promise<CallResult | undefined>((resolve, reject) => {
@@ -106,8 +104,12 @@ async function runTool(item: LoadedEntry, message: ToolInvoke, task: CallTask, s
 function fromThrow(about: Target, thrown: unknown, connections: Record<string, unknown> | undefined): ResponseMessage {
   const t = thrown as { code?: unknown; connection?: unknown } | null
   if (
-    typeof t === 'object' && t !== null && t.code === 'connection-rejected' &&
-    typeof t.connection === 'string' && connections !== undefined && Object.hasOwn(connections, t.connection)
+    typeof t === 'object' &&
+    t !== null &&
+    t.code === 'connection-rejected' &&
+    typeof t.connection === 'string' &&
+    connections !== undefined &&
+    Object.hasOwn(connections, t.connection)
   ) {
     return errorMessage('connection-rejected', `Tool "${about.id}" was refused by connection "${t.connection}"`, about, {
       connection: t.connection,
@@ -162,9 +164,7 @@ async function runCheck(item: LoadedEntry, message: CheckInvoke, signal: AbortSi
   if (typeof verdict === 'boolean') return answer({ v: 2, kind: 'check-result', result: { passed: verdict } })
   if (typeof verdict !== 'object' || verdict === null || Array.isArray(verdict) || typeof (verdict as { passed?: unknown }).passed !== 'boolean') {
     const got = verdict === null ? 'null' : Array.isArray(verdict) ? 'an array' : typeof verdict
-    return answer(
-      errorMessage('output-validation-failed', `Check "${entry.id}" returned ${got}, not an object with a boolean passed`, about),
-    )
+    return answer(errorMessage('output-validation-failed', `Check "${entry.id}" returned ${got}, not an object with a boolean passed`, about))
   }
   try {
     return { outcome: 'ok', body: JSON.stringify({ v: 2, kind: 'check-result', result: verdict }) }

@@ -65,7 +65,7 @@ process.on('message', (message: ToStrict) => {
       abortCall({ callId, reason: message.reason })
       return
     case 'file-reply':
-      fileReplies.get(message.req)?.((message.reply satisfies FileReplyMessage) as Reply)
+      fileReplies.get(message.req)?.(message.reply satisfies FileReplyMessage as Reply)
       fileReplies.delete(message.req)
       return
   }

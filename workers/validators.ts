@@ -3,7 +3,9 @@
 // ajv-formats' format checks, resolved from the host's own node_modules.
 import { createRequire } from 'node:module'
 
-export type ValidateFunction = ((data: unknown) => boolean) & { errors?: Array<{ instancePath: string; schemaPath: string; keyword: string; params: unknown; message?: string }> | null }
+export type ValidateFunction = ((data: unknown) => boolean) & {
+  errors?: Array<{ instancePath: string; schemaPath: string; keyword: string; params: unknown; message?: string }> | null
+}
 
 const requireFromHost = createRequire(import.meta.url)
 

@@ -90,7 +90,8 @@ export function canonicalProblems(text: string, index: unknown): Problem[] {
       const names = isObject(env) ? env[list] : undefined
       if (!Array.isArray(names)) continue
       const at = names.findIndex((name, i) => i > 0 && byCodeUnit(String(names[i - 1]), String(name)) > 0)
-      if (at !== -1) problems.push({ path: pointer('env', list, at), message: `not sorted: "${String(names[at])}" comes after "${String(names[at - 1])}" ${fix}` })
+      if (at !== -1)
+        problems.push({ path: pointer('env', list, at), message: `not sorted: "${String(names[at])}" comes after "${String(names[at - 1])}" ${fix}` })
     }
   }
   const unsorted = unsortedKeys(index, [])
@@ -100,7 +101,10 @@ export function canonicalProblems(text: string, index: unknown): Problem[] {
   }
   if (problems.length === 0) {
     const line = firstDifferentLine(text, canonicalIndex(index))
-    problems.push({ path: '', message: `line ${line} is not in canonical layout (two-space indent, a trailing newline, integral numbers without a fraction) ${fix}` })
+    problems.push({
+      path: '',
+      message: `line ${line} is not in canonical layout (two-space indent, a trailing newline, integral numbers without a fraction) ${fix}`,
+    })
   }
   return problems
 }

@@ -51,7 +51,10 @@ export async function run(argv: string[]): Promise<number> {
   const indexPath = resolve(shown)
   const moduleRoot = resolve(args.flags['module-root'] ?? dirname(indexPath))
   const bundleMap = args.flags['bundle-map'] === undefined ? undefined : resolve(args.flags['bundle-map'])
-  const builtInChecks = (args.flags['built-in-check'] ?? '').split(',').map((id) => id.trim()).filter((id) => id !== '')
+  const builtInChecks = (args.flags['built-in-check'] ?? '')
+    .split(',')
+    .map((id) => id.trim())
+    .filter((id) => id !== '')
   const json = args.switches.has('json')
   // Pack code never sees a Kindgi credential, here as in `serve`; check needs none.
   for (const name of ['KINDGI_API_TOKEN', 'KINDGI_API_TOKEN_FILE', 'KINDGI_PACK_SERVICE_TOKEN', 'KINDGI_PACK_SERVICE_TOKEN_FILE']) delete process.env[name]

@@ -27,7 +27,9 @@ const SPEC = { flags: ['index', 'project-id', 'image', 'bundle-map'], switches: 
 export type ManifestArgs = { indexPath: string; projectId: string; image: string | undefined; bundleMap: string | undefined }
 
 /** The arguments `manifests` and `register` share, or the problems with them. */
-export function manifestArgs(flags: Partial<Record<'index' | 'project-id' | 'image' | 'bundle-map', string>>): { kind: 'ok'; args: ManifestArgs } | { kind: 'error'; problems: string[] } {
+export function manifestArgs(
+  flags: Partial<Record<'index' | 'project-id' | 'image' | 'bundle-map', string>>,
+): { kind: 'ok'; args: ManifestArgs } | { kind: 'error'; problems: string[] } {
   const problems = requireFlags(flags, ['index', 'project-id'])
   const projectId = flags['project-id']
   if (projectId !== undefined && !UUID.test(projectId)) problems.push(`--project-id must be a UUID, not "${projectId}"`)
@@ -48,7 +50,11 @@ export async function run(argv: string[]): Promise<number> {
 }
 
 /** The manifests of the index, or the problems printed and the exit code to end with. */
-export function manifestsOrProblems(args: ManifestArgs, json: boolean, consequence: string): Exclude<ManifestsResult, { kind: 'error' }> | { kind: 'exit'; code: number } {
+export function manifestsOrProblems(
+  args: ManifestArgs,
+  json: boolean,
+  consequence: string,
+): Exclude<ManifestsResult, { kind: 'error' }> | { kind: 'exit'; code: number } {
   const built = manifestsFromIndex(args.indexPath, { projectId: args.projectId, image: args.image, bundleMap: args.bundleMap })
   if (built.kind === 'ok') return built
   printProblems(`${args.indexPath}: ${count(built.problems.length, 'problem')}; ${consequence}`, built.problems, json)

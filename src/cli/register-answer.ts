@@ -4,11 +4,7 @@
 
 export type RuntimeError = { code?: string; message: string; details?: unknown; requestId?: string }
 
-export type Verdict =
-  | { kind: 'registered' }
-  | { kind: 'already-registered' }
-  | { kind: 'retry'; waitMs: number }
-  | { kind: 'failed'; stopAll: boolean }
+export type Verdict = { kind: 'registered' } | { kind: 'already-registered' } | { kind: 'retry'; waitMs: number } | { kind: 'failed'; stopAll: boolean }
 
 /** A Retry-After the runtime leaves out is taken as this. */
 export const DEFAULT_RETRY_WAIT_MS = 1_000

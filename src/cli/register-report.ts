@@ -61,7 +61,12 @@ export function summaryTable(requests: Prepared[], outcomes: Outcome[]): string 
   })
   const table = [['TOOL', 'VERSION', 'RESULT', 'ATTEMPTS', 'ANSWER'], ...rows]
   const widths = table[0]!.map((_, c) => Math.max(...table.map((row) => (row[c] as string).length)))
-  const lines = table.map((row) => row.map((cell, c) => cell.padEnd(widths[c] as number)).join('  ').trimEnd())
+  const lines = table.map((row) =>
+    row
+      .map((cell, c) => cell.padEnd(widths[c] as number))
+      .join('  ')
+      .trimEnd(),
+  )
   const counts = (Object.keys(RESULT_WORDS) as Outcome['kind'][])
     .map((kind) => [RESULT_WORDS[kind], outcomes.filter((o) => o.kind === kind).length] as const)
     .filter(([, n]) => n > 0)

@@ -67,8 +67,14 @@ async function sendOne(prepared: Prepared, options: SendOptions, halt: Halt): Pr
       text = await response.text()
     } catch (err) {
       const e = err as Error & { cause?: Error }
-      const why = e.name === 'TimeoutError' ? `no answer within ${options.requestTimeoutMs} ms` : `${e.message}${e.cause?.message ? `: ${e.cause.message}` : ''}`
-      return { kind: 'failed', error: { message: `${why} (it may have been registered: a rerun sends the same Idempotency-Key)` }, attempts: attempt, stopAll: false }
+      const why =
+        e.name === 'TimeoutError' ? `no answer within ${options.requestTimeoutMs} ms` : `${e.message}${e.cause?.message ? `: ${e.cause.message}` : ''}`
+      return {
+        kind: 'failed',
+        error: { message: `${why} (it may have been registered: a rerun sends the same Idempotency-Key)` },
+        attempts: attempt,
+        stopAll: false,
+      }
     }
     const status = response.status
     const error = runtimeError(text) ?? { message: 'the answer had no body' }

@@ -63,7 +63,13 @@ export async function run(argv: string[]): Promise<number> {
   const { index, manifests } = built
   const requests: Prepared[] = manifests.map((manifest) => ({
     manifest,
-    key: registrationKey({ projectId: checked.args.projectId, packId: index.packId, toolId: manifest.id, version: manifest.version, artifactVersion: index.artifactVersion }),
+    key: registrationKey({
+      projectId: checked.args.projectId,
+      packId: index.packId,
+      toolId: manifest.id,
+      version: manifest.version,
+      artifactVersion: index.artifactVersion,
+    }),
     label: manifest.version === undefined ? manifest.id : `${manifest.id}@${manifest.version}`,
   }))
 

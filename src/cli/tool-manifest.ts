@@ -24,8 +24,19 @@ export type ManifestOptions = { projectId: string; image?: string; bundleMap?: s
 
 /** The index fields a ToolManifest carries as they are, when the index has them. */
 const OPTIONAL_FIELDS = [
-  'effects', 'needs', 'needsSpec', 'sandbox', 'limits', 'network', 'mutating', 'needsApprovalWhenUnattended',
-  'pauses', 'storesFiles', 'readsFiles', 'resultIsOutsideData', 'spec',
+  'effects',
+  'needs',
+  'needsSpec',
+  'sandbox',
+  'limits',
+  'network',
+  'mutating',
+  'needsApprovalWhenUnattended',
+  'pauses',
+  'storesFiles',
+  'readsFiles',
+  'resultIsOutsideData',
+  'spec',
 ] as const
 
 /** Capabilities only a tool with a handler has (register-tool-manifest.md). */
@@ -55,7 +66,8 @@ export function manifestProblems(manifest: ToolManifest, prefix: string): Proble
   const problems = validate(manifest) ? [] : schemaProblems(toolManifestSchema, validate.errors, manifest, prefix)
   if (manifest.spec !== undefined) {
     for (const field of HANDLER_ONLY) {
-      if (manifest[field] === true) problems.push({ path: `${prefix}/${field}`, message: `a tool with a declarative spec cannot have ${field}: true (only a tool with a handler can)` })
+      if (manifest[field] === true)
+        problems.push({ path: `${prefix}/${field}`, message: `a tool with a declarative spec cannot have ${field}: true (only a tool with a handler can)` })
     }
   }
   return problems

@@ -14,8 +14,7 @@ export function createApp(state: FrontState, options: InvokeOptions): Hono<Env> 
   const app = new Hono<Env>()
   const checkToken = tokenGuard(state.config.token)
   const refuse = (c: Ctx, refusal: Refusal) => c.json(refusal.body, refusal.status)
-  const guard = (c: Ctx): Refusal | undefined =>
-    checkToken(c.env.incoming.headers) ?? tenantHeaderGuard(state.config.tenantId, c.env.incoming.headers)
+  const guard = (c: Ctx): Refusal | undefined => checkToken(c.env.incoming.headers) ?? tenantHeaderGuard(state.config.tenantId, c.env.incoming.headers)
 
   app.get('/healthz', (c) => c.json({ status: 'ok' }))
   app.get('/readyz', (c) => {

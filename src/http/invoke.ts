@@ -120,7 +120,11 @@ export async function invoke(c: Ctx, state: FrontState, options: InvokeOptions):
       ids: { tenantId: fields.tenantId, runId: fields.runId, requestId: fields.requestId, traceId: fields.traceId, spanId: fields.spanId },
       ...(files !== undefined ? { files } : {}),
     },
-    { timeoutMs: timeoutOf(headers['kindgi-timeout-ms']), onCallerGone: (listener) => callerGone(outgoing, listener), ...(grant !== undefined ? { files: grant } : {}) },
+    {
+      timeoutMs: timeoutOf(headers['kindgi-timeout-ms']),
+      onCallerGone: (listener) => callerGone(outgoing, listener),
+      ...(grant !== undefined ? { files: grant } : {}),
+    },
   )
   if (ran.kind === 'not-started') {
     // The host's own failure before any pack code ran: safe to retry, so a 503, and still one call line.

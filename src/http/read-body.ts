@@ -28,7 +28,8 @@ export function readBody(incoming: IncomingMessage, limit: number, timeoutMs: nu
       if (size > limit) finish({ kind: 'too-large' })
       else chunks.push(chunk)
     }
-    const onEnd = () => finish({ kind: 'ok', text: chunks.length === 1 ? (chunks[0] as Buffer).toString('utf8') : Buffer.concat(chunks, size).toString('utf8') })
+    const onEnd = () =>
+      finish({ kind: 'ok', text: chunks.length === 1 ? (chunks[0] as Buffer).toString('utf8') : Buffer.concat(chunks, size).toString('utf8') })
     const onGone = () => finish({ kind: 'gone' })
     const onClose = () => {
       if (!incoming.complete) finish({ kind: 'gone' })

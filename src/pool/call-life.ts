@@ -36,7 +36,13 @@ export function step(state: LifeState, event: LifeEvent): { state: LifeState; ef
   }
   if (state === 'answered') return { state, effects: [] }
   if (event.kind === 'worker-answered') return { state: 'answered', effects: [{ kind: 'respond', answer: event.answer }] }
-  return { state: 'answered', effects: [{ kind: 'respond', answer: event.answer }, { kind: 'stop', reason: event.reason }] }
+  return {
+    state: 'answered',
+    effects: [
+      { kind: 'respond', answer: event.answer },
+      { kind: 'stop', reason: event.reason },
+    ],
+  }
 }
 
 export type CallLimits = {

@@ -59,7 +59,12 @@ const OUTCOME = /^[a-z][a-z-]{0,63}$/
  */
 export function checkedAnswer(given: unknown): GroupAnswer {
   const answer = given as { kind?: unknown; result?: { outcome?: unknown; body?: unknown; retire?: unknown }; reason?: unknown; detail?: unknown } | null
-  if (answer?.kind === 'result' && typeof answer.result?.body === 'string' && typeof answer.result.outcome === 'string' && OUTCOME.test(answer.result.outcome)) {
+  if (
+    answer?.kind === 'result' &&
+    typeof answer.result?.body === 'string' &&
+    typeof answer.result.outcome === 'string' &&
+    OUTCOME.test(answer.result.outcome)
+  ) {
     const { outcome, body, retire } = answer.result
     return retire === 'failed' || retire === 'memory' || retire === 'crash'
       ? { kind: 'result', result: { outcome: outcome as CallResult['outcome'], body, retire } }

@@ -149,7 +149,10 @@ export function createPackProcessGroup(options: PackProcessOptions): WorkerGroup
     // code writing on it: end the process, whose end answers its calls.
     const broken = () => child.kill('SIGKILL')
     const pipe = child.stdio[3] as Duplex | undefined
-    proc.channel = ipc || pipe === undefined ? viaIpc<FromPack, ToPack>(child, onFrame, () => undefined) : openFrames<FromPack, ToPack>(pipe, onFrame, () => undefined, broken)
+    proc.channel =
+      ipc || pipe === undefined
+        ? viaIpc<FromPack, ToPack>(child, onFrame, () => undefined)
+        : openFrames<FromPack, ToPack>(pipe, onFrame, () => undefined, broken)
     proc.startedAt = performance.now()
     // 'close', not 'exit': what the process wrote before it ended is read first.
     child.once('close', (code, signal) => exitedProc(proc, signal ?? `code ${code}`))
@@ -161,10 +164,14 @@ export function createPackProcessGroup(options: PackProcessOptions): WorkerGroup
     if (limited && child.pid !== undefined) {
       const pid = child.pid
       // Its worker-replaced line names the limit the thread escaped and the call that ended last.
-      proc.threads = watchThreads(pid, () => queue(proc, { type: 'count-threads' }), () => {
-        proc.killedFor = { reason: limitReason, id: proc.lastId }
-        child.kill('SIGKILL')
-      })
+      proc.threads = watchThreads(
+        pid,
+        () => queue(proc, { type: 'count-threads' }),
+        () => {
+          proc.killedFor = { reason: limitReason, id: proc.lastId }
+          child.kill('SIGKILL')
+        },
+      )
     }
     send(proc, { type: 'setup', setup: { ...setup, countThreads: proc.threads !== undefined, secret: proc.secret } })
     // A replacement loads its modules again before its calls, as the boot probe did.
@@ -281,7 +288,8 @@ export function createPackProcessGroup(options: PackProcessOptions): WorkerGroup
       reply({ kind: 'error', message: 'The call has ended: its file token is no longer valid' })
       return
     }
-    const request = item.op === 'store' ? { op: 'store' as const, bytes: fromBase64(String(item.bytes64)), name: item.name, contentType: item.contentType } : item
+    const request =
+      item.op === 'store' ? { op: 'store' as const, bytes: fromBase64(String(item.bytes64)), name: item.name, contentType: item.contentType } : item
     bridgeFileRequest(options.onFileRequest, item.callId, request, reply)
   }
 

@@ -70,7 +70,9 @@ export function strictCommand(entry: string, limits: StrictLimits, runtime: Runt
     '--no-experimental-sqlite',
     '--disable-warning=ExperimentalWarning',
     '--disable-warning=SecurityWarning',
-    ...(limits.memMB === undefined ? [] : [`--max-old-space-size=${limits.memMB}`, `--max-semi-space-size=${Math.max(1, Math.min(16, Math.floor(limits.memMB / 8)))}`]),
+    ...(limits.memMB === undefined
+      ? []
+      : [`--max-old-space-size=${limits.memMB}`, `--max-semi-space-size=${Math.max(1, Math.min(16, Math.floor(limits.memMB / 8)))}`]),
     entry,
     PACK_PROCESS_MARKER,
   ]

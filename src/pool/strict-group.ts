@@ -149,12 +149,15 @@ export function createStrictGroup(options: StrictOptions): WorkerGroup {
       }
       const c = child as Spawned
       if (reason !== 'cpu') send(c, { type: 'abort', reason })
-      const grace = setTimeout(() => {
-        if (killedFor !== undefined) return
-        settled = true
-        killedFor = reason
-        c.kill()
-      }, reason === 'cpu' ? 0 : ABORT_GRACE_MS)
+      const grace = setTimeout(
+        () => {
+          if (killedFor !== undefined) return
+          settled = true
+          killedFor = reason
+          c.kill()
+        },
+        reason === 'cpu' ? 0 : ABORT_GRACE_MS,
+      )
       void freed.then(() => clearTimeout(grace))
     }
 

@@ -1,11 +1,10 @@
 // Tool files (protocol 2.10, docs/spec/CONTRACT.md §7) made by the host on a handler's behalf: the
 // runtime's file URL and token stay in the front, never in a worker. Each request lives
 // only while its call does: the call's answer or deadline aborts it.
-import { MessageChannel, } from 'node:worker_threads'
+import { MessageChannel } from 'node:worker_threads'
 import type { FileReply, FileRequest, FileValue } from '../protocol/worker-messages.js'
 
 export type FileGrant = { url: string; token: string }
-
 
 export type ToolFiles = {
   /** Lets a call's worker use the grant until `signal` aborts; returns the revoke. */
@@ -78,15 +77,18 @@ export function createToolFiles(): ToolFiles {
 }
 
 /** A file request as it arrives from a pack process, before the front attributes it to a call. */
-export type RemoteFileRequest =
-  | { op: 'store'; bytes: ArrayBuffer; name: string; contentType: string }
-  | { op: 'read'; artifactId: string }
+export type RemoteFileRequest = { op: 'store'; bytes: ArrayBuffer; name: string; contentType: string } | { op: 'read'; artifactId: string }
 
 /**
  * Hands a pack process's file request to `handle` as the call `callId`'s (which the caller
  * decided from the process, never from the request), and its reply to `reply`.
  */
-export function bridgeFileRequest(handle: (request: FileRequest) => void, callId: number, request: RemoteFileRequest, reply: (message: FileReply) => void): void {
+export function bridgeFileRequest(
+  handle: (request: FileRequest) => void,
+  callId: number,
+  request: RemoteFileRequest,
+  reply: (message: FileReply) => void,
+): void {
   const { port1, port2 } = new MessageChannel()
   port1.once('message', (message: FileReply) => {
     port1.close()

@@ -22,9 +22,22 @@ const PLATFORM: readonly Group[] = [
   // (OpenSSL's, Python requests', curl's, and those the AWS SDK and gRPC read).
   {
     names: [
-      'HTTP_PROXY', 'HTTPS_PROXY', 'NO_PROXY', 'ALL_PROXY', 'http_proxy', 'https_proxy', 'no_proxy', 'all_proxy',
-      'NODE_EXTRA_CA_CERTS', 'NODE_USE_SYSTEM_CA', 'SSL_CERT_FILE', 'SSL_CERT_DIR', 'REQUESTS_CA_BUNDLE', 'CURL_CA_BUNDLE',
-      'AWS_CA_BUNDLE', 'GRPC_DEFAULT_SSL_ROOTS_FILE_PATH',
+      'HTTP_PROXY',
+      'HTTPS_PROXY',
+      'NO_PROXY',
+      'ALL_PROXY',
+      'http_proxy',
+      'https_proxy',
+      'no_proxy',
+      'all_proxy',
+      'NODE_EXTRA_CA_CERTS',
+      'NODE_USE_SYSTEM_CA',
+      'SSL_CERT_FILE',
+      'SSL_CERT_DIR',
+      'REQUESTS_CA_BUNDLE',
+      'CURL_CA_BUNDLE',
+      'AWS_CA_BUNDLE',
+      'GRPC_DEFAULT_SSL_ROOTS_FILE_PATH',
     ],
   },
   // OpenTelemetry's SDK settings, whoever runs the collector (OTEL_EXPORTER_OTLP_HEADERS may
@@ -35,8 +48,14 @@ const PLATFORM: readonly Group[] = [
   // AWS: the region, and where the SDK finds the task's or pod's role (ECS, EKS IRSA), not keys.
   {
     names: [
-      'AWS_REGION', 'AWS_DEFAULT_REGION', 'AWS_CONTAINER_CREDENTIALS_RELATIVE_URI', 'AWS_CONTAINER_CREDENTIALS_FULL_URI',
-      'AWS_WEB_IDENTITY_TOKEN_FILE', 'AWS_ROLE_ARN', 'ECS_CONTAINER_METADATA_URI', 'ECS_CONTAINER_METADATA_URI_V4',
+      'AWS_REGION',
+      'AWS_DEFAULT_REGION',
+      'AWS_CONTAINER_CREDENTIALS_RELATIVE_URI',
+      'AWS_CONTAINER_CREDENTIALS_FULL_URI',
+      'AWS_WEB_IDENTITY_TOKEN_FILE',
+      'AWS_ROLE_ARN',
+      'ECS_CONTAINER_METADATA_URI',
+      'ECS_CONTAINER_METADATA_URI_V4',
     ],
   },
   // Azure: managed and workload identity (no client secret or certificate), and Container Apps.

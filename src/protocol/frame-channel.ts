@@ -77,7 +77,12 @@ export function openFrames<In, Out>(pipe: Duplex, onMessage: (message: In) => vo
 
 /** Over Node's IPC channel (JSON serialization): `send` and `on` are the process's or the child's. */
 export function viaIpc<In, Out>(
-  end: { send?: (message: never) => unknown; connected?: boolean; on(event: 'message', listener: (message: In) => void): unknown; once(event: 'disconnect', listener: () => void): unknown },
+  end: {
+    send?: (message: never) => unknown
+    connected?: boolean
+    on(event: 'message', listener: (message: In) => void): unknown
+    once(event: 'disconnect', listener: () => void): unknown
+  },
   onMessage: (message: In) => void,
   onClosed: () => void,
 ): FrameChannel<Out> {

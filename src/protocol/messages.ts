@@ -42,9 +42,7 @@ function safeString(value: unknown): string {
 /** "Handler for tool "<id>" threw: <Name>: <message>" / "Check "<id>" evaluate() threw: …" */
 export function throwText(about: Target, cause: SerializedCause | JsonObject): string {
   const what = `${cause.name}: ${cause.message}`
-  return about.target === 'tool'
-    ? `Handler for tool "${about.id}" threw: ${what}`
-    : `Check "${about.id}" evaluate() threw: ${what}`
+  return about.target === 'tool' ? `Handler for tool "${about.id}" threw: ${what}` : `Check "${about.id}" evaluate() threw: ${what}`
 }
 
 export function handlerThrow(about: Target, thrown: unknown): ErrorMessage {
@@ -71,11 +69,7 @@ export function deadlineExceeded(about: Target): ErrorMessage {
 }
 
 export function cpuExceeded(about: Target, cpuMs: number): ErrorMessage {
-  return errorMessage(
-    'deadline-exceeded',
-    `${about.id} passed its deadline: it used more than its CPU time limit (cpuMs ${cpuMs})`,
-    about,
-  )
+  return errorMessage('deadline-exceeded', `${about.id} passed its deadline: it used more than its CPU time limit (cpuMs ${cpuMs})`, about)
 }
 
 export function cancelled(about: Target): ErrorMessage {

@@ -45,7 +45,9 @@ export function defineTool<Input = unknown, Output = unknown>(definition: ToolDe
   return Object.freeze({ ...definition })
 }
 
-export function defineCheck<Config = Record<string, unknown>, Trace = unknown>(definition: CheckDefinition<Config, Trace>): Readonly<CheckDefinition<Config, Trace>> {
+export function defineCheck<Config = Record<string, unknown>, Trace = unknown>(
+  definition: CheckDefinition<Config, Trace>,
+): Readonly<CheckDefinition<Config, Trace>> {
   if (typeof definition?.evaluate !== 'function') throw new TypeError('defineCheck needs an evaluate function')
   if (definition.configSchema !== undefined && !isObject(definition.configSchema)) throw new TypeError('defineCheck configSchema must be a JSON Schema object')
   return Object.freeze({ ...definition })

@@ -3,5 +3,14 @@ export { defineCheck, defineTool, type CheckDefinition, type ToolDefinition, typ
 export { connectionRejected, type ConnectionRejectedError } from './connection-rejected.js'
 export { IDEMPOTENCY_NAMESPACE, idempotencyKey, uuidV5, type IdempotencyParts } from './idempotency-key.js'
 export type {
-  CallLogger, CheckBindings, CheckVerdict, JsonSchema, PauseOptions, PauseRequest, StoredFile, ToolConnection, ToolContext, ToolFiles,
+  CallLogger,
+  CheckBindings,
+  CheckVerdict,
+  JsonSchema,
+  PauseOptions,
+  PauseRequest,
+  StoredFile,
+  ToolConnection,
+  ToolContext,
+  ToolFiles,
 } from './types.js'

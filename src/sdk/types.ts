@@ -24,9 +24,10 @@ export type StoredFile = Record<string, unknown>
 
 export type ToolFiles = {
   /** Present on a call with an idempotencyKey, for a tool whose index entry says storesFiles. */
-  store?: (bytes: Uint8Array | ArrayBuffer | string, options: { name: string; type: string }) => Promise<
-    { file: StoredFile } | { notStored: string } | { busy: true }
-  >
+  store?: (
+    bytes: Uint8Array | ArrayBuffer | string,
+    options: { name: string; type: string },
+  ) => Promise<{ file: StoredFile } | { notStored: string } | { busy: true }>
   /** Present for a tool whose index entry says readsFiles. */
   read?: (artifactId: string) => Promise<{ bytes: Uint8Array } | { notRead: string } | { busy: true }>
 }

@@ -30,7 +30,11 @@ async function composeOk(args: string[], timeoutMs?: number): Promise<string> {
   if (ran.code !== 0) throw new Error(`docker compose ${args.join(' ')} exited ${ran.code}:\n${ran.stdout}\n${ran.stderr.slice(-4000)}`)
   return ran.stdout
 }
-const containers = async (service: string) => (await composeOk(['ps', '-a', '-q', service])).trim().split('\n').filter((l) => l !== '')
+const containers = async (service: string) =>
+  (await composeOk(['ps', '-a', '-q', service]))
+    .trim()
+    .split('\n')
+    .filter((l) => l !== '')
 
 beforeAll(async () => {
   if (engine.skip !== undefined) return
@@ -63,7 +67,12 @@ afterAll(async () => {
 })
 
 const invoke = (url: string, tool: string, input: unknown, id: string, timeoutMs = 10_000) =>
-  http(`${url}/v1/invoke`, { method: 'POST', timeoutMs, headers: { 'kindgi-pack-token': TOKEN, 'content-type': 'application/json', 'x-call-id': id }, body: invokeBody(tool, input, id) })
+  http(`${url}/v1/invoke`, {
+    method: 'POST',
+    timeoutMs,
+    headers: { 'kindgi-pack-token': TOKEN, 'content-type': 'application/json', 'x-call-id': id },
+    body: invokeBody(tool, input, id),
+  })
 const info = async () => (await http(`${hostUrl}/v1/info`, { headers: { 'kindgi-pack-token': TOKEN } })).body as { artifactVersion: string; packId: string }
 
 /** An editor's save: the new bytes to a temporary file, renamed over the index. */
@@ -149,7 +158,9 @@ describe.skipIf(engine.skip !== undefined)('docker compose --profile scale up: t
 
   it('a replica drains (docker stop, a call in flight on it): every call answers 200 within a second', async () => {
     // Three slow calls, nothing else in between: round robin puts one on each replica.
-    const slow = [0, 1, 2].map((i) => invoke(lbUrl, 'slow-echo', { id: `slow-${i}`, ms: 2500 }, `slow-${i}`, 15_000).then((a) => ({ ...a, id: `slow-${i}`, phase: 'drain' })))
+    const slow = [0, 1, 2].map((i) =>
+      invoke(lbUrl, 'slow-echo', { id: `slow-${i}`, ms: 2500 }, `slow-${i}`, 15_000).then((a) => ({ ...a, id: `slow-${i}`, phase: 'drain' })),
+    )
     await sleep(300)
     const stopping = dockerOk(['stop', replicas[0]!], { timeoutMs: 30_000 })
     const phase = await drive('drain', { lanes: 2, maxCalls: 200, maxMs: 15_000, stop: stopping })
@@ -187,11 +198,16 @@ describe.skipIf(engine.skip !== undefined)('docker compose --profile scale up: t
     const [lb] = await containers('lb')
     const lbLog = (await docker(['logs', lb!])).stdout
     const retried = new Map<string, string>()
-    for (const m of lbLog.matchAll(/^lb-call id=(\S+) server=(\S+) status=(\d+) retries=(\+?\d+) ms=(\d+)/gm)) if (m[4] !== '0') retried.set(m[1]!, `${m[4]} to ${m[2]}`)
+    for (const m of lbLog.matchAll(/^lb-call id=(\S+) server=(\S+) status=(\d+) retries=(\+?\d+) ms=(\d+)/gm))
+      if (m[4] !== '0') retried.set(m[1]!, `${m[4]} to ${m[2]}`)
     for (const p of phases) {
       const r = p.sent.filter((s) => retried.has(s.id)).length
-      console.log(`container tests: rehearsal ${p.name.padEnd(7)} sent ${String(p.sent.length).padStart(3)}, failed ${failed(p).length}, slowest ${slowest(p).toFixed(0)} ms, sent again by HAProxy ${r}`)
+      console.log(
+        `container tests: rehearsal ${p.name.padEnd(7)} sent ${String(p.sent.length).padStart(3)}, failed ${failed(p).length}, slowest ${slowest(p).toFixed(0)} ms, sent again by HAProxy ${r}`,
+      )
     }
-    console.log(`container tests: rehearsal slow calls (2.5 s each, one on the drained replica): ${slowCalls.map((s) => `${s.status} in ${s.ms.toFixed(0)} ms`).join(', ')}`)
+    console.log(
+      `container tests: rehearsal slow calls (2.5 s each, one on the drained replica): ${slowCalls.map((s) => `${s.status} in ${s.ms.toFixed(0)} ms`).join(', ')}`,
+    )
   })
 })

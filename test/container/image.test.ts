@@ -55,7 +55,12 @@ async function start(name: string, opts: StartOptions): Promise<Started> {
   const id = (await dockerOk(args, { timeoutMs: 60_000 })).trim()
   let readyMs = 0
   if (opts.walled !== true) {
-    await until(`${name}: /readyz 200`, async () => ((await http(`http://127.0.0.1:${port}/readyz`, { timeoutMs: 1_000 })).status === 200 ? true : undefined), 30_000, 25)
+    await until(
+      `${name}: /readyz 200`,
+      async () => ((await http(`http://127.0.0.1:${port}/readyz`, { timeoutMs: 1_000 })).status === 200 ? true : undefined),
+      30_000,
+      25,
+    )
     readyMs = performance.now() - t0
   }
   return { id, name: `${PREFIX}-${name}`, port, readyMs }
@@ -78,7 +83,11 @@ async function execCall(container: string, path: string, body?: string): Promise
 }
 
 const call = (port: number, tool: string, input: unknown, runId = 'r1') =>
-  http(`http://127.0.0.1:${port}/v1/invoke`, { method: 'POST', headers: { 'kindgi-pack-token': TOKEN, 'content-type': 'application/json' }, body: invokeBody(tool, input, runId) })
+  http(`http://127.0.0.1:${port}/v1/invoke`, {
+    method: 'POST',
+    headers: { 'kindgi-pack-token': TOKEN, 'content-type': 'application/json' },
+    body: invokeBody(tool, input, runId),
+  })
 
 afterAll(async () => {
   if (made.length > 0) await docker(['rm', '-f', ...made], { timeoutMs: 60_000 })
@@ -100,7 +109,7 @@ describe.skipIf(engine.skip !== undefined)('the image, run with the README flags
     expect(c.readyMs).toBeLessThan(15_000)
   })
 
-  it('answers the README\'s curl session line for line', async () => {
+  it("answers the README's curl session line for line", async () => {
     const steps = readmeCurlSession(c.port)
     expect(steps.length).toBeGreaterThanOrEqual(4)
     for (const step of steps) {
@@ -158,13 +167,19 @@ describe.skipIf(engine.skip !== undefined)('the image, run with the README flags
   })
 })
 
-describe.skipIf(engine.skip !== undefined)('a token file user 10001 cannot read (0600, root\'s)', () => {
+describe.skipIf(engine.skip !== undefined)("a token file user 10001 cannot read (0600, root's)", () => {
   it('stops the container at once, exit 1, with one config-invalid line naming the file and EACCES', async () => {
     const { args } = await runArgs('unreadable', { pack: join(ROOT, 'examples/hello-pack'), token: tokenFile('token-0600', 0o600, 0) })
     // Attached (no -d): the exit code and the log come back with `docker run` itself.
-    const ran = await docker(args.filter((a) => a !== '-d'), { timeoutMs: 60_000 })
+    const ran = await docker(
+      args.filter((a) => a !== '-d'),
+      { timeoutMs: 60_000 },
+    )
     expect(ran.code).toBe(1)
-    const lines = ran.stderr.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as { kind?: string; problems?: string[] })
+    const lines = ran.stderr
+      .split('\n')
+      .filter((l) => l.startsWith('{'))
+      .map((l) => JSON.parse(l) as { kind?: string; problems?: string[] })
     expect(lines.map((l) => l.kind)).toEqual(['config-invalid'])
     expect(lines[0]!.problems).toEqual([expect.stringMatching(/^KINDGI_PACK_SERVICE_TOKEN_FILE \/run\/secrets\/kindgi-pack\/token cannot be read: EACCES/)])
   })
@@ -181,7 +196,11 @@ describe.skipIf(engine.skip !== undefined)('the image under --network none, with
 
   it('serves a strict call in a fresh realm every time: no module state or global survives', async () => {
     for (let i = 0; i < 2; i++) {
-      expect((await execCall(c.id, '/v1/invoke', invokeBody('state', {}, `state-${i}`))).body).toEqual({ v: 2, kind: 'result', output: { moduleCalls: 1, globalCalls: 1 } })
+      expect((await execCall(c.id, '/v1/invoke', invokeBody('state', {}, `state-${i}`))).body).toEqual({
+        v: 2,
+        kind: 'result',
+        output: { moduleCalls: 1, globalCalls: 1 },
+      })
     }
   })
 
@@ -201,7 +220,11 @@ describe.skipIf(engine.skip !== undefined)('the image under --network none, with
   })
 
   it('runs a network-none tool as usual; the container itself has no route out', async () => {
-    expect((await execCall(c.id, '/v1/invoke', invokeBody('echo', { hello: 'wall' }, 'echo'))).body).toEqual({ v: 2, kind: 'result', output: { hello: 'wall' } })
+    expect((await execCall(c.id, '/v1/invoke', invokeBody('echo', { hello: 'wall' }, 'echo'))).body).toEqual({
+      v: 2,
+      kind: 'result',
+      output: { hello: 'wall' },
+    })
     // A tool the index lets onto the network finds none: only loopback exists.
     const out = await execCall(c.id, '/v1/invoke', invokeBody('dial', { host: '192.0.2.1', port: 80, ms: 3000 }, 'dial'))
     expect(out.body.output).toEqual({ error: 'ENETUNREACH' })
@@ -226,7 +249,7 @@ describe.skipIf(engine.skip !== undefined)('the image under --network none, with
 })
 
 describe.skipIf(engine.skip !== undefined)('a pack baked into its own image (docker/pack.Dockerfile.example)', () => {
-  it('builds FROM the host image, serves without a pack mount, and pack files are root\'s', async () => {
+  it("builds FROM the host image, serves without a pack mount, and pack files are root's", async () => {
     const dir = join(work, 'bake')
     cpSync(join(ROOT, 'examples/hello-pack'), dir, { recursive: true })
     cpSync(join(ROOT, 'docker/pack.Dockerfile.example'), join(dir, 'pack.Dockerfile'))
@@ -245,7 +268,10 @@ describe.skipIf(engine.skip !== undefined)('a pack baked into its own image (doc
 
 describe.skipIf(engine.skip !== undefined || engine.node26Image === undefined)('the same Dockerfile on Node 26: one build argument', () => {
   it('builds with --build-arg NODE_IMAGE=<a Node 26 image> and serves strict calls under the README flags', async () => {
-    const built = await docker([...readmeBuildArgs(ON_26), '--build-arg', `NODE_IMAGE=${engine.node26Image}`], { timeoutMs: 240_000, env: { ...process.env, DOCKER_BUILDKIT: '1' } })
+    const built = await docker([...readmeBuildArgs(ON_26), '--build-arg', `NODE_IMAGE=${engine.node26Image}`], {
+      timeoutMs: 240_000,
+      env: { ...process.env, DOCKER_BUILDKIT: '1' },
+    })
     expect(built.code, built.stderr.slice(-2000)).toBe(0)
     const c = await start('node26', { pack: join(ROOT, 'examples/hello-pack'), token: tokenFile('token-26', readmeTokenMode(), TOKEN_GID), image: ON_26 })
     expect((await dockerOk(['exec', c.id, 'node', '--version'])).trim()).toMatch(/^v26\./)

@@ -102,7 +102,10 @@ export type CurlStep = { args: string[]; expected: string }
 export function readmeCurlSession(port: number): CurlStep[] {
   const block = /## A curl session against the example\n+```console\n([^`]*)```/.exec(README)?.[1]
   if (block === undefined) throw new Error('README.md: no curl session block')
-  const joined = block.replace(/\\\n\s*/g, ' ').split('\n').filter((l) => l !== '')
+  const joined = block
+    .replace(/\\\n\s*/g, ' ')
+    .split('\n')
+    .filter((l) => l !== '')
   const steps: CurlStep[] = []
   for (let i = 0; i < joined.length; i++) {
     const line = joined[i] as string

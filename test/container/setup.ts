@@ -25,7 +25,8 @@ async function node26(haveScript: boolean): Promise<string | undefined> {
   if (!/libatomic\.so\.1/.test(runs.stderr) || !haveScript) return undefined
   const lib = await run('bash', [ENGINE_SCRIPT, 'debian-image', 'kph-libatomic1:bookworm', 'libatomic1'], { timeoutMs: 600_000 })
   if (lib.code !== 0) return undefined
-  const dockerfile = 'FROM kph-libatomic1:bookworm AS lib\nFROM node:26-bookworm-slim\nCOPY --from=lib /usr/lib/x86_64-linux-gnu/libatomic.so.1* /usr/lib/x86_64-linux-gnu/\n'
+  const dockerfile =
+    'FROM kph-libatomic1:bookworm AS lib\nFROM node:26-bookworm-slim\nCOPY --from=lib /usr/lib/x86_64-linux-gnu/libatomic.so.1* /usr/lib/x86_64-linux-gnu/\n'
   const built = await docker(['build', '-t', NODE_26_IMAGE, '-'], { input: dockerfile, timeoutMs: 120_000, env: { ...process.env, DOCKER_BUILDKIT: '1' } })
   return built.code === 0 ? NODE_26_IMAGE : undefined
 }
@@ -91,7 +92,9 @@ export default async function setup(project: TestProject): Promise<void> {
   } else {
     const server = (await docker(['version', '--format', '{{.Server.Version}}'])).stdout.trim()
     const compose = (await docker(['compose', 'version', '--short'])).stdout.trim()
-    console.log(`container tests: engine ${server}, compose ${compose}; ${IMAGE} built in ${engine.buildSeconds.toFixed(1)} s, ${(engine.imageBytes / 1e6).toFixed(0)} MB`)
+    console.log(
+      `container tests: engine ${server}, compose ${compose}; ${IMAGE} built in ${engine.buildSeconds.toFixed(1)} s, ${(engine.imageBytes / 1e6).toFixed(0)} MB`,
+    )
     for (const line of engine.images) console.log(`container tests: base image ${line}`)
     if (engine.node26Image === undefined) console.warn('container tests: no Node 26 image whose node runs: the Node 26 build (NODE_IMAGE) is not tested')
   }

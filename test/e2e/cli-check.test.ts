@@ -116,14 +116,21 @@ describe('manifests', () => {
     expect(manifests.map((m) => m.id)).toEqual(index.tools.map((t: { id: string }) => t.id))
     const ledger = manifests.find((m) => m.id === 'acme.ledger')!
     expect(ledger).toMatchObject({
-      projectId: PROJECT_ID, description: 'The acme.ledger tool.', version: '2.1.0', sandbox: 'context-isolated', limits: { memMB: 64, cpuMs: 1000 },
-      network: { kind: 'none' }, needsSpec: { env: { LEDGER_URL: {} } }, mutating: true, needsApprovalWhenUnattended: true,
+      projectId: PROJECT_ID,
+      description: 'The acme.ledger tool.',
+      version: '2.1.0',
+      sandbox: 'context-isolated',
+      limits: { memMB: 64, cpuMs: 1000 },
+      network: { kind: 'none' },
+      needsSpec: { env: { LEDGER_URL: {} } },
+      mutating: true,
+      needsApprovalWhenUnattended: true,
       codeArtifactRef: { kind: 'oci', imageRef: 'registry.example/acme/pack:1.4.0', modulePath: 'tools/ledger.js', artifactVersion: '20261130.3' },
     })
     expect(manifests.find((m) => m.id === 'acme.mailbox')).toMatchObject({ pauses: true, storesFiles: true, readsFiles: true, resultIsOutsideData: true })
     expect(manifests.find((m) => m.id === 'acme.fetch-page')).not.toHaveProperty('codeArtifactRef')
   })
-  it('prints no manifest when one breaks the spec\'s rules: the problems instead, exit 1', async () => {
+  it("prints no manifest when one breaks the spec's rules: the problems instead, exit 1", async () => {
     const run = await runCli(['manifests', '--index', CLI_BROKEN_PACK, '--project-id', PROJECT_ID, '--json'])
     expect(run.code).toBe(1)
     const printed = JSON.parse(run.stdout)

@@ -164,7 +164,9 @@ describe('answers that mean "send it again"', () => {
 
   it('gives up after 5 attempts, and says so', async () => {
     const { code, stdout, stderr, runtime } = await register((request) =>
-      request.body.id === 'acme.echo' ? runtimeError(503, 'idempotency-store-unavailable', 'store down', { headers: { 'retry-after': '0' } }) : registered(request),
+      request.body.id === 'acme.echo'
+        ? runtimeError(503, 'idempotency-store-unavailable', 'store down', { headers: { 'retry-after': '0' } })
+        : registered(request),
     )
     expect(code).toBe(1)
     expect(runtime.forTool('acme.echo')).toHaveLength(5)
@@ -222,15 +224,23 @@ describe('answers that stop the run', () => {
 })
 
 describe('--json', () => {
-  it('prints { ok, results } with each tool\'s result, answer, attempts and key', async () => {
-    const { code, stdout } = await register((request) =>
-      request.body.id === 'acme.echo' ? runtimeError(409, 'tool-already-registered', 'taken') : registered(request), ['--json'],
+  it("prints { ok, results } with each tool's result, answer, attempts and key", async () => {
+    const { code, stdout } = await register(
+      (request) => (request.body.id === 'acme.echo' ? runtimeError(409, 'tool-already-registered', 'taken') : registered(request)),
+      ['--json'],
     )
     expect(code).toBe(0)
     const printed = JSON.parse(stdout)
     expect(printed.ok).toBe(true)
     expect(printed.results).toHaveLength(6)
-    expect(printed.results[0]).toMatchObject({ id: 'acme.echo', version: '1.0.0', idempotencyKey: keyOf('acme.echo'), result: 'already-registered', status: 409, attempts: 1 })
+    expect(printed.results[0]).toMatchObject({
+      id: 'acme.echo',
+      version: '1.0.0',
+      idempotencyKey: keyOf('acme.echo'),
+      result: 'already-registered',
+      status: 409,
+      attempts: 1,
+    })
     expect(printed.results[1]).toMatchObject({ id: 'acme.fetch-page', result: 'registered', status: 200 })
   })
 })

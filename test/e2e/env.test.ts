@@ -44,19 +44,42 @@ describe('a required env name that is missing', () => {
 
 describe('the env filter', () => {
   const env = {
-    FIXTURE_OPTIONAL: 'opt', UNDECLARED_SECRET: 'leak', KINDGI_PACK_TENANT_HINT: 'k', LC_ALL: 'C', OTEL_SERVICE_NAME: 'svc', TZ: 'UTC',
-    K_SERVICE: 'svc', AWS_REGION: 'eu-west-1', AWS_ROLE_ARN: 'arn:aws:iam::1:role/r', AZURE_CLIENT_ID: 'cid', CONTAINER_APP_NAME: 'app',
-    AWS_SECRET_ACCESS_KEY: 'leak-aws', AZURE_CLIENT_SECRET: 'leak-azure', GOOGLE_APPLICATION_CREDENTIALS: '/leak/key.json', KINDGI_API_TOKEN: 'leak-kindgi',
+    FIXTURE_OPTIONAL: 'opt',
+    UNDECLARED_SECRET: 'leak',
+    KINDGI_PACK_TENANT_HINT: 'k',
+    LC_ALL: 'C',
+    OTEL_SERVICE_NAME: 'svc',
+    TZ: 'UTC',
+    K_SERVICE: 'svc',
+    AWS_REGION: 'eu-west-1',
+    AWS_ROLE_ARN: 'arn:aws:iam::1:role/r',
+    AZURE_CLIENT_ID: 'cid',
+    CONTAINER_APP_NAME: 'app',
+    AWS_SECRET_ACCESS_KEY: 'leak-aws',
+    AZURE_CLIENT_SECRET: 'leak-azure',
+    GOOGLE_APPLICATION_CREDENTIALS: '/leak/key.json',
+    KINDGI_API_TOKEN: 'leak-kindgi',
   }
   const withheld = ['AWS_SECRET_ACCESS_KEY', 'AZURE_CLIENT_SECRET', 'GOOGLE_APPLICATION_CREDENTIALS', 'KINDGI_API_TOKEN', 'UNDECLARED_SECRET']
   it('on (the default): pack code sees only declared names, KINDGI_* but the tokens, and the platform list', async () => {
     const host = await spawnHost({ env })
     try {
       const names: string[] = (await invoke(host, 'env')).body.output.names
-      expect(names).toEqual(expect.arrayContaining([
-        'FIXTURE_OPTIONAL', 'FIXTURE_REQUIRED', 'KINDGI_PACK_TENANT_HINT', 'LC_ALL', 'OTEL_SERVICE_NAME', 'TZ',
-        'K_SERVICE', 'AWS_REGION', 'AWS_ROLE_ARN', 'AZURE_CLIENT_ID', 'CONTAINER_APP_NAME',
-      ]))
+      expect(names).toEqual(
+        expect.arrayContaining([
+          'FIXTURE_OPTIONAL',
+          'FIXTURE_REQUIRED',
+          'KINDGI_PACK_TENANT_HINT',
+          'LC_ALL',
+          'OTEL_SERVICE_NAME',
+          'TZ',
+          'K_SERVICE',
+          'AWS_REGION',
+          'AWS_ROLE_ARN',
+          'AZURE_CLIENT_ID',
+          'CONTAINER_APP_NAME',
+        ]),
+      )
       for (const name of [...withheld, 'KINDGI_PACK_SERVICE_TOKEN']) expect(names).not.toContain(name)
     } finally {
       await host.stop()
@@ -77,7 +100,11 @@ describe('the env filter', () => {
     }
   })
   it('on: no env-dropped line when nothing was withheld', async () => {
-    const unset = Object.fromEntries(Object.keys(baseEnv()).filter((name) => name !== 'PATH' && name !== 'HOME').map((name) => [name, undefined]))
+    const unset = Object.fromEntries(
+      Object.keys(baseEnv())
+        .filter((name) => name !== 'PATH' && name !== 'HOME')
+        .map((name) => [name, undefined]),
+    )
     const host = await spawnHost({ env: { ...unset, TZ: 'UTC', FIXTURE_OPTIONAL: 'opt' } })
     try {
       expect(host.lines.filter((l) => l.kind === 'env-dropped')).toEqual([])

@@ -31,7 +31,12 @@ let metricsUrl: string
 beforeAll(async () => {
   // The layout the Dockerfile builds and the run flags mount.
   cpSync(join(ROOT, 'examples/hello-pack'), here('/app/pack'), { recursive: true })
-  const link = /ln -s (\S+) (\S+)/.exec(dockerfile.all('RUN').map((r) => r.args).join('\n'))
+  const link = /ln -s (\S+) (\S+)/.exec(
+    dockerfile
+      .all('RUN')
+      .map((r) => r.args)
+      .join('\n'),
+  )
   expect(link).not.toBeNull()
   symlinkSync(link![1]!, here(link![2]!))
   mkdirSync(here(dockerfile.env.TMPDIR!), { recursive: true })
@@ -60,7 +65,12 @@ describe('the image command with the image environment', () => {
     const info = await request(host, '/v1/info', { token: IMAGE_TOKEN })
     expect(info.body).toMatchObject({ packId: 'hello', missingEnv: [] })
     const call = { v: 2, kind: 'invoke', tool: { id: 'hello.greet' }, input: { name: 'Ana' }, ctx: { tenantId: 't', runId: 'r' } }
-    const answer = await request(host, '/v1/invoke', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(call), token: IMAGE_TOKEN })
+    const answer = await request(host, '/v1/invoke', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(call),
+      token: IMAGE_TOKEN,
+    })
     expect(answer.body).toEqual({ v: 2, kind: 'result', output: { greeting: 'Hello, Ana!' } })
   })
 
@@ -77,8 +87,7 @@ describe('the image command with the image environment', () => {
 
 describe('the image HEALTHCHECK command', () => {
   const check = dockerfile.exec('HEALTHCHECK') as string[]
-  const run = (port: number) =>
-    spawnSync(process.execPath, check.slice(1), { cwd: ROOT, env: { PATH: process.env.PATH, PORT: String(port) }, timeout: 10_000 })
+  const run = (port: number) => spawnSync(process.execPath, check.slice(1), { cwd: ROOT, env: { PATH: process.env.PATH, PORT: String(port) }, timeout: 10_000 })
 
   it('exits 0 against the running host', () => {
     expect(check[0]).toBe('node')

@@ -40,12 +40,12 @@ describe('under KINDGI_PACK_SANDBOX=strict the token is out of reach', () => {
     }
     await servesNormally(host)
   })
-  it('workerData and the worker\'s arguments hold no token', async () => {
+  it("workerData and the worker's arguments hold no token", async () => {
     const res = await invoke(host, 'worker-data')
     expect(res.body.kind).toBe('result')
     expect(JSON.stringify(res.body.output)).not.toContain(TOKEN)
   })
-  it('no string anywhere in the worker\'s reachable memory is the token', async () => {
+  it("no string anywhere in the worker's reachable memory is the token", async () => {
     const canary = 'canary-abcdefghijklmn'
     expect(canary.length).toBe(TOKEN.length)
     const res = await invoke(host, 'heap', { length: TOKEN.length, canary }, { 'kindgi-timeout-ms': '20000' })
@@ -99,7 +99,10 @@ describe('under KINDGI_PACK_SANDBOX=strict a token file is out of reach too', ()
   it('the file the token was read from cannot be read by pack code', async () => {
     const file = join(mkdtempSync(join(tmpdir(), 'kph-secret-')), 'token')
     writeFileSync(file, `${TOKEN}\n`)
-    const host = await spawnHost({ index: HOSTILE, env: { KINDGI_PACK_SANDBOX: 'strict', KINDGI_PACK_SERVICE_TOKEN: undefined, KINDGI_PACK_SERVICE_TOKEN_FILE: file } })
+    const host = await spawnHost({
+      index: HOSTILE,
+      env: { KINDGI_PACK_SANDBOX: 'strict', KINDGI_PACK_SERVICE_TOKEN: undefined, KINDGI_PACK_SERVICE_TOKEN_FILE: file },
+    })
     try {
       expect((await invoke(host, 'read-file', { path: file })).body.output).toEqual({ denied: 'ERR_ACCESS_DENIED' })
       await servesNormally(host)

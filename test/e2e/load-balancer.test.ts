@@ -242,7 +242,7 @@ describe.skipIf(skip)('a replica whose /readyz says 503 is taken out', () => {
 })
 
 describe.skipIf(skip)('when every replica answers 503', () => {
-  it('the caller gets a 503: a replica\'s (with Retry-After) or, once all are down, HAProxy\'s own', async () => {
+  it("the caller gets a 503: a replica's (with Retry-After) or, once all are down, HAProxy's own", async () => {
     const a = await host({ FIXTURE_REQUIRED: undefined })
     const b = await host({ FIXTURE_REQUIRED: undefined })
     const lb = await startHaproxy([a.port, b.port])
@@ -271,10 +271,7 @@ describe.skipIf(skip)('a connection never made is sent again; nothing else is', 
     expect(answered.map((r) => r.status)).toEqual([200, 200, 200, 200])
 
     const ran = [...(await callLines(a)), ...(await callLines(b))].map((l) => `${l.runId} ${l.outcome}`).sort()
-    expect(ran).toEqual([
-      ...[0, 1, 2, 3].map((i) => `via-lb-answered-${i} ok`),
-      ...[0, 1, 2, 3].map((i) => `via-lb-refused-${i} pack-tenant-mismatch`),
-    ])
+    expect(ran).toEqual([...[0, 1, 2, 3].map((i) => `via-lb-answered-${i} ok`), ...[0, 1, 2, 3].map((i) => `via-lb-refused-${i} pack-tenant-mismatch`)])
   })
 
   it('a replica that refuses the connection: the call goes to another, and answers 200', async () => {

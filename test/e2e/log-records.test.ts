@@ -74,7 +74,7 @@ describe('call lines and ctx.log records', () => {
     expect((await host.waitFor('call', (l) => l.runId === 'tool-throws')).message).toMatch(/^call to tool throws: handler-throw in [\d.]+ ms$/)
   })
 
-  it('a check\'s call line carries checkId', async () => {
+  it("a check's call line carries checkId", async () => {
     await post(host, { v: 2, kind: 'check-invoke', check: { id: 'bare-boolean' }, config: { answer: true }, trace: {} }, { 'kindgi-run-id': 'check-id' })
     const line = await host.waitFor('call', (l) => l.runId === 'check-id')
     expect(line).toMatchObject({ target: 'check', id: 'bare-boolean', checkId: 'bare-boolean', outcome: 'ok' })
@@ -82,10 +82,14 @@ describe('call lines and ctx.log records', () => {
     expect(line.message).toMatch(/^call to check bare-boolean: ok in [\d.]+ ms$/)
   })
 
-  it('a call line carries the caller\'s traceId and a span id of its own, fresh for every call', async () => {
+  it("a call line carries the caller's traceId and a span id of its own, fresh for every call", async () => {
     await invoke(host, 'echo', {}, { traceparent: TRACEPARENT }, ctx('traced-1'))
     await invoke(host, 'echo', {}, { traceparent: TRACEPARENT }, ctx('traced-2'))
-    await post(host, { v: 2, kind: 'check-invoke', check: { id: 'bare-boolean' }, config: { answer: true }, trace: {} }, { traceparent: TRACEPARENT, 'kindgi-run-id': 'traced-check' })
+    await post(
+      host,
+      { v: 2, kind: 'check-invoke', check: { id: 'bare-boolean' }, config: { answer: true }, trace: {} },
+      { traceparent: TRACEPARENT, 'kindgi-run-id': 'traced-check' },
+    )
     const lines = [
       await host.waitFor('call', (l) => l.runId === 'traced-1'),
       await host.waitFor('call', (l) => l.runId === 'traced-2'),
@@ -117,12 +121,21 @@ describe('call lines and ctx.log records', () => {
     }
   })
 
-  it('a ctx.log record carries the call\'s traceId and spanId, its toolId, and the fields every line carries', async () => {
+  it("a ctx.log record carries the call's traceId and spanId, its toolId, and the fields every line carries", async () => {
     await invoke(host, 'ctx', {}, { traceparent: TRACEPARENT }, ctx('ctx-log-traced'))
     const call = await host.waitFor('call', (l) => l.runId === 'ctx-log-traced')
     const record = await host.waitFor('log', (l) => l.runId === 'ctx-log-traced')
     expectPublisherFields(record)
-    expect(record).toMatchObject({ kind: 'log', event: 'log', level: 'info', severity: 'INFO', message: 'ctx inspected', toolId: 'ctx', traceId: TRACE, keyCount: expect.any(Number) })
+    expect(record).toMatchObject({
+      kind: 'log',
+      event: 'log',
+      level: 'info',
+      severity: 'INFO',
+      message: 'ctx inspected',
+      toolId: 'ctx',
+      traceId: TRACE,
+      keyCount: expect.any(Number),
+    })
     expect(record.spanId).toMatch(SPAN)
     expect(record.spanId).toBe(call.spanId)
     expect(record.spanId).not.toBe(PARENT)

@@ -135,7 +135,11 @@ describe('checks', () => {
   })
   it('a config that breaks configSchema is input-validation-failed with the exact message, and the check does not run', async () => {
     const root = await checkInvoke(host, 'threshold', {}, { score: 1 })
-    expect(root.body).toMatchObject({ code: 'input-validation-failed', checkId: 'threshold', message: 'Check "threshold" config failed validation: must have required property \'min\'' })
+    expect(root.body).toMatchObject({
+      code: 'input-validation-failed',
+      checkId: 'threshold',
+      message: 'Check "threshold" config failed validation: must have required property \'min\'',
+    })
     const nested = await checkInvoke(host, 'threshold', { min: 'x' }, { score: 1 })
     expect(nested.body).toMatchObject({ message: 'Check "threshold" config failed validation at /min: must be number' })
     expect(nested.body.issues[0]).toMatchObject({ instancePath: '/min', keyword: 'type' })

@@ -7,8 +7,8 @@ import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { FIXTURES, invoke, sleep, spawnHost } from '../helpers/host.js'
 
-describe('pack code\'s own Atomics.wait', () => {
-  it('is the runtime\'s: a wait on an 8-byte buffer at index 0 returns ok when notified, in a warm worker', async () => {
+describe("pack code's own Atomics.wait", () => {
+  it("is the runtime's: a wait on an 8-byte buffer at index 0 returns ok when notified, in a warm worker", async () => {
     const host = await spawnHost({ index: `${FIXTURES}/atomics-pack/index.json` })
     try {
       for (let i = 0; i < 3; i++) {
@@ -50,7 +50,10 @@ describe('a strict call whose tmpDir cannot be made', () => {
 describe('a shutdown that cuts calls still running', () => {
   it('logs no worker replacement and no crash: the calls past the drain end with the service', async () => {
     const host = await spawnHost()
-    const cut = [invoke(host, 'sleep', { ms: 60_000 }).catch(() => undefined), invoke(host, 'spin', {}, { 'kindgi-timeout-ms': '60000' }).catch(() => undefined)]
+    const cut = [
+      invoke(host, 'sleep', { ms: 60_000 }).catch(() => undefined),
+      invoke(host, 'spin', {}, { 'kindgi-timeout-ms': '60000' }).catch(() => undefined),
+    ]
     await sleep(300)
     host.proc.kill('SIGTERM')
     expect(await host.exited).toBe(0)

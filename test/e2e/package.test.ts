@@ -28,24 +28,47 @@ export default defineTool<Input, Output>({
 `
 
 const INDEX = {
-  v: 1, packId: 'author-pack', packVersion: '0.1.0', artifactVersion: '20261201.1', publishedAt: '2026-12-01T00:00:00Z',
-  agents: [], flows: [], guardrails: [], env: { required: [], optional: [] },
-  tools: [{
-    id: 'hello', version: '0.1.0', description: 'greets', modulePath: 'tools/hello.ts',
-    input: { type: 'object', properties: { name: { type: 'string' } }, required: ['name'] },
-    output: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
-  }],
+  v: 1,
+  packId: 'author-pack',
+  packVersion: '0.1.0',
+  artifactVersion: '20261201.1',
+  publishedAt: '2026-12-01T00:00:00Z',
+  agents: [],
+  flows: [],
+  guardrails: [],
+  env: { required: [], optional: [] },
+  tools: [
+    {
+      id: 'hello',
+      version: '0.1.0',
+      description: 'greets',
+      modulePath: 'tools/hello.ts',
+      input: { type: 'object', properties: { name: { type: 'string' } }, required: ['name'] },
+      output: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
+    },
+  ],
 }
 
 const TSCONFIG = {
-  compilerOptions: { target: 'es2024', module: 'nodenext', moduleResolution: 'nodenext', strict: true, noEmit: true, allowImportingTsExtensions: true, types: ['node'] },
+  compilerOptions: {
+    target: 'es2024',
+    module: 'nodenext',
+    moduleResolution: 'nodenext',
+    strict: true,
+    noEmit: true,
+    allowImportingTsExtensions: true,
+    types: ['node'],
+  },
   include: ['tools'],
 }
 
 let host: Host | undefined
 beforeAll(() => {
   // The package as npm would publish it, from the build the tests run against.
-  const tarball = execFileSync('npm', ['pack', '--ignore-scripts', '--silent', '--pack-destination', author], { cwd: ROOT, encoding: 'utf8' }).trim().split('\n').pop()!
+  const tarball = execFileSync('npm', ['pack', '--ignore-scripts', '--silent', '--pack-destination', author], { cwd: ROOT, encoding: 'utf8' })
+    .trim()
+    .split('\n')
+    .pop()!
   writeFileSync(join(author, 'package.json'), JSON.stringify({ name: 'author-pack', private: true, type: 'module' }))
   const typescript = execFileSync('node', ['-p', "require('typescript/package.json').version"], { cwd: ROOT, encoding: 'utf8' }).trim()
   const types = execFileSync('node', ['-p', "require('@types/node/package.json').version"], { cwd: ROOT, encoding: 'utf8' }).trim()
@@ -71,7 +94,10 @@ describe('a TypeScript pack written against the installed package', () => {
   })
 
   it('and tsc refuses it when it uses ToolContext wrongly, so the types are really checked', () => {
-    writeFileSync(join(author, 'tools/wrong.ts'), `import type { ToolContext } from 'kindgi-pack-host'\nexport const f = (ctx: ToolContext): number => ctx.tenantId.length + ctx.abortSignal.notAThing\n`)
+    writeFileSync(
+      join(author, 'tools/wrong.ts'),
+      `import type { ToolContext } from 'kindgi-pack-host'\nexport const f = (ctx: ToolContext): number => ctx.tenantId.length + ctx.abortSignal.notAThing\n`,
+    )
     try {
       const tsc = spawnSync('npx', ['tsc', '-p', '.'], { cwd: author, encoding: 'utf8' })
       expect(tsc.status).not.toBe(0)

@@ -24,7 +24,7 @@ describe('context-isolated', () => {
   })
 })
 
-describe('strict, as a tool\'s own posture', () => {
+describe("strict, as a tool's own posture", () => {
   it('gives every call a fresh worker, its own tmpDir removed afterwards, no writes elsewhere and no process spawning', async () => {
     const outside = join(mkdtempSync(join(tmpdir(), 'kph-strict-')), 'escaped.txt')
     const a = (await invoke(host, 'strict-probe', { outside })).body.output

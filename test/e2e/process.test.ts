@@ -45,7 +45,10 @@ describe('config-invalid', () => {
     const both = await spawnHost({ waitListening: false, env: { KINDGI_PACK_SERVICE_TOKEN_FILE: join(dir, 'x') } })
     expect(await both.exited).toBe(1)
     expect(JSON.stringify(both.lines)).toContain('not both')
-    const missing = await spawnHost({ waitListening: false, env: { KINDGI_PACK_SERVICE_TOKEN: undefined, KINDGI_PACK_SERVICE_TOKEN_FILE: join(dir, 'absent') } })
+    const missing = await spawnHost({
+      waitListening: false,
+      env: { KINDGI_PACK_SERVICE_TOKEN: undefined, KINDGI_PACK_SERVICE_TOKEN_FILE: join(dir, 'absent') },
+    })
     expect(await missing.exited).toBe(1)
     expect(missing.lines.find((l) => l.kind === 'config-invalid')).toBeDefined()
   })

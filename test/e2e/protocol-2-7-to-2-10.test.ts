@@ -73,7 +73,10 @@ describe('pause (2.8.0), connections (2.9.0) and tool files (2.10.0)', () => {
     })
     it('without a waitToken, or for a tool that does not declare pauses, answers pause-not-available', async () => {
       expect((await invoke(host, 'pause', {}, {}, ctx())).body).toMatchObject({ code: 'pause-not-available', toolId: 'pause' })
-      expect((await invoke(host, 'pause-undeclared', {}, {}, ctx({ waitToken }))).body).toMatchObject({ code: 'pause-not-available', toolId: 'pause-undeclared' })
+      expect((await invoke(host, 'pause-undeclared', {}, {}, ctx({ waitToken }))).body).toMatchObject({
+        code: 'pause-not-available',
+        toolId: 'pause-undeclared',
+      })
     })
     it('timeoutMs outside 1..2073600000 answers output-validation-failed', async () => {
       for (const timeoutMs of [0, 2073600001, 1.5, 'soon']) {
@@ -84,8 +87,10 @@ describe('pause (2.8.0), connections (2.9.0) and tool files (2.10.0)', () => {
   })
 
   describe('connections', () => {
-    const connections = { mail: { connectionId: 'c-1', app: 'google', appName: 'Google', accessToken: 'SECRET-ACCESS-TOKEN', account: { id: 'a', label: 'ana@acme.example' } } }
-    it('a thrown connection-rejected naming one of the call\'s connections answers connection-rejected with it', async () => {
+    const connections = {
+      mail: { connectionId: 'c-1', app: 'google', appName: 'Google', accessToken: 'SECRET-ACCESS-TOKEN', account: { id: 'a', label: 'ana@acme.example' } },
+    }
+    it("a thrown connection-rejected naming one of the call's connections answers connection-rejected with it", async () => {
       const res = await invoke(host, 'reject-connection', { connection: 'mail' }, {}, ctx({ connections }))
       expect(res.body).toMatchObject({ v: 2, kind: 'error', code: 'connection-rejected', connection: 'mail', toolId: 'reject-connection' })
     })
@@ -98,7 +103,13 @@ describe('pause (2.8.0), connections (2.9.0) and tool files (2.10.0)', () => {
   describe('tool files', () => {
     it('store then read a file whose name has spaces and non-ASCII characters', async () => {
       const name = 'Relevé de compte été 2026 ✓.txt'
-      const res = await invoke(host, 'files', { action: 'roundtrip', text: 'bonjour ☀', name, type: 'text/plain' }, {}, ctx({ idempotencyKey: 'k-1', toolFiles: files() }))
+      const res = await invoke(
+        host,
+        'files',
+        { action: 'roundtrip', text: 'bonjour ☀', name, type: 'text/plain' },
+        {},
+        ctx({ idempotencyKey: 'k-1', toolFiles: files() }),
+      )
       expect(res.body.kind).toBe('result')
       expect(res.body.output.text).toBe('bonjour ☀')
       expect(res.body.output.stored.file).toMatchObject({ name, type: 'text/plain', size: Buffer.byteLength('bonjour ☀') })
@@ -113,7 +124,13 @@ describe('pause (2.8.0), connections (2.9.0) and tool files (2.10.0)', () => {
     })
     it('passes back notStored and notRead as the runtime answered them', async () => {
       store.storeMode = { kind: 'notStored', why: 'type' }
-      const stored = await invoke(host, 'files', { action: 'store', text: 'x', name: 'x.exe', type: 'application/x-msdownload' }, {}, ctx({ idempotencyKey: 'k-2', toolFiles: files() }))
+      const stored = await invoke(
+        host,
+        'files',
+        { action: 'store', text: 'x', name: 'x.exe', type: 'application/x-msdownload' },
+        {},
+        ctx({ idempotencyKey: 'k-2', toolFiles: files() }),
+      )
       expect(stored.body.output).toEqual({ answer: { notStored: 'type' } })
       store.storeMode = { kind: 'file' }
       const read = await invoke(host, 'files', { action: 'read', artifactId: 'no such file' }, {}, ctx({ toolFiles: files() }))
@@ -121,15 +138,27 @@ describe('pause (2.8.0), connections (2.9.0) and tool files (2.10.0)', () => {
     })
     it('answers { busy: true } for a 503 tool-files-busy', async () => {
       store.storeMode = { kind: 'busy' }
-      const stored = await invoke(host, 'files', { action: 'store', text: 'x', name: 'a.txt', type: 'text/plain' }, {}, ctx({ idempotencyKey: 'k-3', toolFiles: files() }))
+      const stored = await invoke(
+        host,
+        'files',
+        { action: 'store', text: 'x', name: 'a.txt', type: 'text/plain' },
+        {},
+        ctx({ idempotencyKey: 'k-3', toolFiles: files() }),
+      )
       expect(stored.body.output).toEqual({ answer: { busy: true } })
       store.storeMode = { kind: 'file' }
       const read = await invoke(host, 'files', { action: 'read', artifactId: 'busy' }, {}, ctx({ toolFiles: files() }))
       expect(read.body.output).toEqual({ answer: { busy: true } })
     })
-    it('a store that outlives the call\'s deadline is aborted with the call', async () => {
+    it("a store that outlives the call's deadline is aborted with the call", async () => {
       store.storeMode = { kind: 'slow', ms: 3000 }
-      const res = await invoke(host, 'files', { action: 'store', text: 'slow', name: 's.txt', type: 'text/plain' }, { 'kindgi-timeout-ms': '300' }, ctx({ idempotencyKey: 'k-4', toolFiles: files() }))
+      const res = await invoke(
+        host,
+        'files',
+        { action: 'store', text: 'slow', name: 's.txt', type: 'text/plain' },
+        { 'kindgi-timeout-ms': '300' },
+        ctx({ idempotencyKey: 'k-4', toolFiles: files() }),
+      )
       expect(res.body).toMatchObject({ code: 'deadline-exceeded', toolId: 'files' })
       await sleep(300)
       expect(store.received.at(-1)).toMatchObject({ method: 'POST', aborted: true })
@@ -151,16 +180,27 @@ describe('pause (2.8.0), connections (2.9.0) and tool files (2.10.0)', () => {
   describe('trace and ids', () => {
     it('the traceparent trace id, kindgi-run-id and kindgi-request-id are on the call line and every ctx.log record', async () => {
       const traceId = '4bf92f3577b34da6a3ce929d0e0e4736'
-      await invoke(host, 'ctx', {}, { traceparent: `00-${traceId}-00f067aa0ba902b7-01`, 'kindgi-run-id': 'hdr-run', 'kindgi-request-id': 'hdr-req' }, {
-        ctx: { tenantId: 't', runId: 'run-traced', requestId: 'req-traced' },
-      })
+      await invoke(
+        host,
+        'ctx',
+        {},
+        { traceparent: `00-${traceId}-00f067aa0ba902b7-01`, 'kindgi-run-id': 'hdr-run', 'kindgi-request-id': 'hdr-req' },
+        {
+          ctx: { tenantId: 't', runId: 'run-traced', requestId: 'req-traced' },
+        },
+      )
       const record = await host.waitFor('log', (l) => l.runId === 'run-traced')
       expect(record).toMatchObject({ msg: 'ctx inspected', traceId, requestId: 'req-traced', tenantId: 't', target: 'tool', id: 'ctx', keyCount: 5 })
       expect(await host.waitFor('call', (l) => l.runId === 'run-traced')).toMatchObject({ traceId, requestId: 'req-traced' })
       // A check has no ctx: its ids come from the headers.
       await request(host, '/v1/invoke', {
         method: 'POST',
-        headers: { 'content-type': 'application/json', traceparent: `00-${traceId}-00f067aa0ba902b7-01`, 'kindgi-run-id': 'hdr-run', 'kindgi-request-id': 'hdr-req' },
+        headers: {
+          'content-type': 'application/json',
+          traceparent: `00-${traceId}-00f067aa0ba902b7-01`,
+          'kindgi-run-id': 'hdr-run',
+          'kindgi-request-id': 'hdr-req',
+        },
         body: JSON.stringify({ v: 2, kind: 'check-invoke', check: { id: 'bare-boolean' }, config: { answer: true }, trace: {} }),
       })
       expect(await host.waitFor('call', (l) => l.runId === 'hdr-run')).toMatchObject({ target: 'check', requestId: 'hdr-req', traceId })
@@ -169,11 +209,18 @@ describe('pause (2.8.0), connections (2.9.0) and tool files (2.10.0)', () => {
 
   describe('what the service writes', () => {
     it('no line on stdout or stderr holds a secret, an access token, a file token, a wait link or the service token', async () => {
-      await invoke(host, 'ctx', {}, { traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' }, ctx({
-        secrets: { apiKey: 'SECRET-API-KEY' },
-        connections: { mail: { connectionId: 'c', app: 'g', appName: 'G', accessToken: 'SECRET-ACCESS-TOKEN', account: { id: 'a', label: 'l' } } },
-        toolFiles: files(), waitToken,
-      }))
+      await invoke(
+        host,
+        'ctx',
+        {},
+        { traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' },
+        ctx({
+          secrets: { apiKey: 'SECRET-API-KEY' },
+          connections: { mail: { connectionId: 'c', app: 'g', appName: 'G', accessToken: 'SECRET-ACCESS-TOKEN', account: { id: 'a', label: 'l' } } },
+          toolFiles: files(),
+          waitToken,
+        }),
+      )
       await invoke(host, 'throws', {}, {}, ctx({ secrets: { apiKey: 'SECRET-API-KEY' }, waitToken }))
       await sleep(200)
       const everything = JSON.stringify(host.lines) + host.stdout()

@@ -66,7 +66,11 @@ describe('/v1/invoke transport statuses', () => {
     expect(res).toMatchObject({ status: 415, body: { error: 'Content-Type must be application/json' } })
   })
   it('application/json with a charset parameter is accepted', async () => {
-    const res = await post(host, { v: 2, kind: 'invoke', tool: { id: 'echo' }, input: { a: 1 }, ctx: { tenantId: 't', runId: 'r' } }, { 'content-type': 'application/json; charset=utf-8' })
+    const res = await post(
+      host,
+      { v: 2, kind: 'invoke', tool: { id: 'echo' }, input: { a: 1 }, ctx: { tenantId: 't', runId: 'r' } },
+      { 'content-type': 'application/json; charset=utf-8' },
+    )
     expect(res.status).toBe(200)
     expect(res.body).toEqual({ v: 2, kind: 'result', output: { a: 1 } })
   })

@@ -125,13 +125,22 @@ describe('what pack code sees', () => {
     expect(JSON.stringify(res.body.output.values)).not.toContain(TOKEN)
   })
   it('ctx is the wire context minus toolFiles, with secrets and connections non-enumerable', async () => {
-    const res = await invoke(host, 'ctx', {}, {}, {
-      ctx: {
-        tenantId: 't', runId: 'r', requestId: 'q', secrets: { apiKey: 'sk-123' },
-        connections: { mail: { connectionId: 'c', app: 'google', appName: 'Google', accessToken: 'at-1', account: { id: 'a', label: 'l' } } },
-        toolFiles: { url: 'http://127.0.0.1:1/files', token: 'ft-1' },
+    const res = await invoke(
+      host,
+      'ctx',
+      {},
+      {},
+      {
+        ctx: {
+          tenantId: 't',
+          runId: 'r',
+          requestId: 'q',
+          secrets: { apiKey: 'sk-123' },
+          connections: { mail: { connectionId: 'c', app: 'google', appName: 'Google', accessToken: 'at-1', account: { id: 'a', label: 'l' } } },
+          toolFiles: { url: 'http://127.0.0.1:1/files', token: 'ft-1' },
+        },
       },
-    })
+    )
     const out = res.body.output
     expect(out.keys).toEqual(['abortSignal', 'pause', 'requestId', 'runId', 'tenantId'])
     expect(JSON.stringify(out.json)).not.toContain('sk-123')
@@ -180,13 +189,27 @@ describe('the concurrency cap', () => {
 
 describe('call lines', () => {
   it('every dispatched call is logged with its ids, the trace id and the pack', async () => {
-    await invoke(host, 'echo', {}, { traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01', 'kindgi-request-id': 'hdr-req' }, {
-      ctx: { tenantId: 'ten', runId: 'run-ids', projectId: 'p', orgId: 'o', requestId: 'req-1' },
-    })
+    await invoke(
+      host,
+      'echo',
+      {},
+      { traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01', 'kindgi-request-id': 'hdr-req' },
+      {
+        ctx: { tenantId: 'ten', runId: 'run-ids', projectId: 'p', orgId: 'o', requestId: 'req-1' },
+      },
+    )
     const line = await host.waitFor('call', (l) => l.runId === 'run-ids')
     expect(line).toMatchObject({
-      target: 'tool', id: 'echo', outcome: 'ok', tenantId: 'ten', projectId: 'p', orgId: 'o', requestId: 'req-1',
-      traceId: '4bf92f3577b34da6a3ce929d0e0e4736', packId: 'fixture', artifactVersion: '20261130.7',
+      target: 'tool',
+      id: 'echo',
+      outcome: 'ok',
+      tenantId: 'ten',
+      projectId: 'p',
+      orgId: 'o',
+      requestId: 'req-1',
+      traceId: '4bf92f3577b34da6a3ce929d0e0e4736',
+      packId: 'fixture',
+      artifactVersion: '20261130.7',
     })
     expect(typeof line.durationMs).toBe('number')
   })

@@ -28,7 +28,7 @@ function spawnerOf(front: number): number {
 }
 
 describe('strict calls run in processes the front starts through its spawner', () => {
-  it('the front\'s only child is the spawner, and every strict process is the spawner\'s', async () => {
+  it("the front's only child is the spawner, and every strict process is the spawner's", async () => {
     expect((await invoke(host, 'echo', { a: 1 })).body).toMatchObject({ kind: 'result' })
     const front = host.proc.pid as number
     const spawner = spawnerOf(front)

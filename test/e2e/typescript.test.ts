@@ -43,7 +43,12 @@ describe('a TypeScript pack is served as indexed', () => {
   it('a handler that throws in a transformed file (an enum) has a cause.stack at the line of the .ts source', async () => {
     const host = await serve(TS_INDEX)
     const answer = await invoke(host, 'boom', { mood: 'angry' })
-    expect(answer.body).toMatchObject({ kind: 'error', code: 'handler-throw', toolId: 'boom', message: 'Handler for tool "boom" threw: Error: boom from TypeScript' })
+    expect(answer.body).toMatchObject({
+      kind: 'error',
+      code: 'handler-throw',
+      toolId: 'boom',
+      message: 'Handler for tool "boom" threw: Error: boom from TypeScript',
+    })
     expect(answer.body.cause.stack).toMatch(/tools\/boom\.ts:9:\d+/)
   })
 
@@ -63,7 +68,9 @@ describe('a TypeScript module that does not compile', () => {
     hosts.push(host)
     const failed = await host.waitFor('boot-failed')
     expect(await host.exited).toBe(1)
-    expect(failed.problems).toContainEqual(expect.stringMatching(/^Module tools\/greet\.ts threw while loading: SyntaxError: TypeScript at .*lib\/format\.ts:2:\d+: /))
+    expect(failed.problems).toContainEqual(
+      expect.stringMatching(/^Module tools\/greet\.ts threw while loading: SyntaxError: TypeScript at .*lib\/format\.ts:2:\d+: /),
+    )
   })
 })
 

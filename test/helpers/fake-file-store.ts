@@ -38,7 +38,14 @@ export async function startFakeFileStore(token: string): Promise<FakeFileStore> 
         const artifactId = `art ${files.size + 1}/ü`
         files.set(artifactId, { bytes: record.body, type: String(req.headers['content-type']) })
         const answer = () =>
-          json(200, { file: { artifactId, name: decodeURIComponent(String(req.headers['kindgi-file-name'])), type: req.headers['content-type'], size: record.body.length } })
+          json(200, {
+            file: {
+              artifactId,
+              name: decodeURIComponent(String(req.headers['kindgi-file-name'])),
+              type: req.headers['content-type'],
+              size: record.body.length,
+            },
+          })
         if (mode.kind === 'slow') setTimeout(answer, mode.ms)
         else answer()
         return

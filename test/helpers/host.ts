@@ -170,7 +170,13 @@ export function invokeMessage(id: string, input: unknown = {}, extra: Record<str
   return { v: 2, kind: 'invoke', tool: { id }, input, ctx: CTX, ...extra }
 }
 
-export function invoke(host: Host, id: string, input: unknown = {}, headers: Record<string, string> = {}, extra: Record<string, unknown> = {}): Promise<Answer> {
+export function invoke(
+  host: Host,
+  id: string,
+  input: unknown = {},
+  headers: Record<string, string> = {},
+  extra: Record<string, unknown> = {},
+): Promise<Answer> {
   return post(host, invokeMessage(id, input, extra), headers)
 }
 

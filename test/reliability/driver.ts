@@ -41,19 +41,22 @@ export async function runCase(c: WireCase, hosts: Hosts, tally: Tally): Promise<
     if (expect === undefined) continue
     // At the cap, any invoke may be refused: that is a promise kept, not broken.
     if (answer.status === 503 && bodyOf(answer).error === 'overloaded') continue
-    if (expect.status !== undefined && answer.status !== expect.status) return `answer ${i} (${req.method} ${req.target}): status ${answer.status}, expected ${expect.status}: ${answer.body.slice(0, 200)}`
+    if (expect.status !== undefined && answer.status !== expect.status)
+      return `answer ${i} (${req.method} ${req.target}): status ${answer.status}, expected ${expect.status}: ${answer.body.slice(0, 200)}`
     if (answer.status !== 200 || req.method === 'HEAD') continue
     const body = bodyOf(answer)
     // A fuzzed call may pass its deadline on a slow machine: a promise kept, not broken.
     if (body.code === 'deadline-exceeded' && expect.code === undefined) continue
     if (expect.code !== undefined && body.code !== expect.code) return `answer ${i}: code ${body.code}, expected ${expect.code}`
-    if (expect.marker !== undefined && body.output?.marker !== expect.marker) return `answer ${i}: ${answer.body.slice(0, 200)}, expected marker ${expect.marker} (answers out of order?)`
+    if (expect.marker !== undefined && body.output?.marker !== expect.marker)
+      return `answer ${i}: ${answer.body.slice(0, 200)}, expected marker ${expect.marker} (answers out of order?)`
   }
   if (c.clientQuits) return undefined
   if (ex.timedOut) return `no answer within ${EXCHANGE_TIMEOUT_MS} ms (${ex.answers.length} of ${c.requests.length})`
   if (ex.answers.length < c.requests.length) {
     const last = ex.answers.at(-1)
-    const closing = last !== undefined && ((last.headers.connection?.[0] ?? '').toLowerCase() === 'close' || (HTTP_STATUSES as readonly number[]).includes(last.status))
+    const closing =
+      last !== undefined && ((last.headers.connection?.[0] ?? '').toLowerCase() === 'close' || (HTTP_STATUSES as readonly number[]).includes(last.status))
     if (!closing) return `the connection closed after ${ex.answers.length} of ${c.requests.length} answers, without saying so`
   }
   return undefined

@@ -34,13 +34,23 @@ export type LoadReport = {
 }
 
 /** Runs `calls` calls at `concurrency` against `host` (capped at `cap`) and asserts every promise of issue 8. */
-export async function faultsUnderLoad(host: Host, options: { cap: number; calls: number; concurrency: number; timeLimitMs: number; seed: number; settleMs: number }): Promise<LoadReport> {
+export async function faultsUnderLoad(
+  host: Host,
+  options: { cap: number; calls: number; concurrency: number; timeLimitMs: number; seed: number; settleMs: number },
+): Promise<LoadReport> {
   const dir = mkdtempSync(join(tmpdir(), 'kph-faults-'))
   const pid = host.proc.pid!
   const started = Date.now()
 
   // Warm-up, one call of each fault at a time, so lazily started threads exist before the first sample.
-  const warm = await runMix(host, { calls: 30, concurrency: 1, journal: join(dir, 'warm'), seed: options.seed + 1, timeLimitMs: 30_000, kinds: FAULT_KINDS.filter((k) => k !== 'disconnect') })
+  const warm = await runMix(host, {
+    calls: 30,
+    concurrency: 1,
+    journal: join(dir, 'warm'),
+    seed: options.seed + 1,
+    timeLimitMs: 30_000,
+    kinds: FAULT_KINDS.filter((k) => k !== 'disconnect'),
+  })
   expect(warm.map((o) => outcomeProblem(o)).filter((p) => p !== undefined)).toEqual([])
   // The settled count: the fewest threads over two seconds (a worker still exiting adds one).
   let before = sample(pid)
@@ -68,7 +78,14 @@ export async function faultsUnderLoad(host: Host, options: { cap: number; calls:
   // Then pure load, good calls only, twice the cap at a time: the cap is reached, and held.
   let saturation: Outcome[] = []
   try {
-    saturation = await runMix(host, { calls: 10 * options.cap, concurrency: 2 * options.cap, journal, seed: options.seed + 2, timeLimitMs: 30_000, kinds: ['good'] })
+    saturation = await runMix(host, {
+      calls: 10 * options.cap,
+      concurrency: 2 * options.cap,
+      journal,
+      seed: options.seed + 2,
+      timeLimitMs: 30_000,
+      kinds: ['good'],
+    })
   } finally {
     clearInterval(sampler)
   }
@@ -129,8 +146,12 @@ export async function drainUnderLoad(options: { cap: number; concurrency: number
   host.proc.once('exit', (_code, s) => (signal = s))
   let stopSending = false
   const mix = runMix(host, {
-    calls: 100_000, concurrency: options.concurrency, journal: join(mkdtempSync(join(tmpdir(), 'kph-drain-')), 'journal'),
-    seed: options.seed, timeLimitMs: options.afterMs + 20_000, stop: () => stopSending,
+    calls: 100_000,
+    concurrency: options.concurrency,
+    journal: join(mkdtempSync(join(tmpdir(), 'kph-drain-')), 'journal'),
+    seed: options.seed,
+    timeLimitMs: options.afterMs + 20_000,
+    stop: () => stopSending,
   })
   await new Promise((r) => setTimeout(r, options.afterMs))
   host.proc.kill('SIGTERM')
@@ -151,7 +172,10 @@ export async function drainUnderLoad(options: { cap: number; concurrency: number
   // still unanswered when the 8 s drain ran out (a starved machine: its connection is cut).
   const cutAt = drainingAt + DRAIN_MS - 100
   const excused = (o: Outcome) => o.error !== undefined && (o.sentAt >= drainingAt - 50 || o.sentAt + o.ms >= cutAt)
-  const problems = outcomes.filter((o) => !excused(o)).map((o) => outcomeProblem(o, ['overloaded', 'draining'])).filter((p) => p !== undefined)
+  const problems = outcomes
+    .filter((o) => !excused(o))
+    .map((o) => outcomeProblem(o, ['overloaded', 'draining']))
+    .filter((p) => p !== undefined)
   expect(problems).toEqual([])
   // The drain did something: calls in flight at SIGTERM were answered, new ones refused.
   const finishedDuringDrain = outcomes.filter((o) => o.status === 200 && o.sentAt + o.ms > drainingAt)

@@ -79,7 +79,15 @@ export function wrongAnswer(kind: FaultKind, id: string, body: any): string | un
   }
 }
 
-export type MixOptions = { calls: number; concurrency: number; journal: string; seed: number; timeLimitMs: number; kinds?: readonly FaultKind[]; stop?: () => boolean }
+export type MixOptions = {
+  calls: number
+  concurrency: number
+  journal: string
+  seed: number
+  timeLimitMs: number
+  kinds?: readonly FaultKind[]
+  stop?: () => boolean
+}
 
 /** Sends the mix, `concurrency` calls at a time, and records what each call got. Bounded by count and time. */
 export async function runMix(host: Host, options: MixOptions): Promise<Outcome[]> {

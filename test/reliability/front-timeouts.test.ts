@@ -29,7 +29,10 @@ afterAll(async () => {
 
 const INVOKE = JSON.stringify({ v: 2, kind: 'invoke', tool: { id: 'echo' }, input: { slow: true }, ctx: { tenantId: 't', runId: 'r' } })
 const INVOKE_HEAD = rawRequest('POST', '/v1/invoke', [
-  ['Host', '127.0.0.1'], ['Content-Type', 'application/json'], ['kindgi-pack-token', TOKEN], ['Content-Length', String(INVOKE.length)],
+  ['Host', '127.0.0.1'],
+  ['Content-Type', 'application/json'],
+  ['kindgi-pack-token', TOKEN],
+  ['Content-Length', String(INVOKE.length)],
 ])
 
 function open(port: number): Promise<Socket> {
@@ -81,7 +84,8 @@ describe('a body that trickles in, a byte a second', () => {
 describe('headers that trickle in', () => {
   it('are answered 408 JSON once the headers timeout passes, and the connection is closed', async () => {
     const pieces: Piece[] = []
-    for (const line of ['GET /healthz HTTP/1.1\r\n', 'Host: 127.0.0.1\r\n', 'X-A: 1\r\n', 'X-B: 2\r\n', 'X-C: 3\r\n', 'X-D: 4\r\n']) pieces.push(line, { pauseMs: 500 })
+    for (const line of ['GET /healthz HTTP/1.1\r\n', 'Host: 127.0.0.1\r\n', 'X-A: 1\r\n', 'X-B: 2\r\n', 'X-C: 3\r\n', 'X-D: 4\r\n'])
+      pieces.push(line, { pauseMs: 500 })
     const started = Date.now()
     const ex = await exchange(pieces, { port: host.port, methods: ['GET'], timeoutMs: 10_000, expect: 2 })
     expect(ex.answers).toHaveLength(1)
@@ -134,7 +138,12 @@ describe('bug: requests Node refused before the app saw them were answered witho
   const cases: Array<[string, string, number, string]> = [
     ['a malformed request line', 'get /healthz HTTP/1.1\r\nHost: x\r\n\r\n', 400, 'Bad request: not valid HTTP/1.1'],
     ['an HTTP/2 preface', 'PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n', 400, 'Bad request: not valid HTTP/1.1'],
-    ['Content-Length beside Transfer-Encoding', 'POST /v1/invoke HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n', 400, 'Bad request: not valid HTTP/1.1'],
+    [
+      'Content-Length beside Transfer-Encoding',
+      'POST /v1/invoke HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n',
+      400,
+      'Bad request: not valid HTTP/1.1',
+    ],
     ['headers over 16 KiB', `GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`, 431, 'Request headers too large'],
     ['a Host that is not a host', 'GET /healthz HTTP/1.1\r\nHost: x@y\r\n\r\n', 400, 'Bad request: Invalid host header'],
     ['a backslash in the path', 'GET /v1\\invoke HTTP/1.1\r\nHost: x\r\n\r\n', 400, 'Bad request: Backslash in request path'],

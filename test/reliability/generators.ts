@@ -29,8 +29,21 @@ export const PINNED_TENANT = 'tenant-pinned'
 export const FUZZ_DEADLINE_MS = 1000
 
 const TOOLS = [
-  'echo', 'defaults', 'counter', 'ctx', 'throws', 'bad-output', 'versioned', 'unversioned', 'pause',
-  'pause-undeclared', 'reject-connection', 'declarative', 'env', 'isolated', 'sleep',
+  'echo',
+  'defaults',
+  'counter',
+  'ctx',
+  'throws',
+  'bad-output',
+  'versioned',
+  'unversioned',
+  'pause',
+  'pause-undeclared',
+  'reject-connection',
+  'declarative',
+  'env',
+  'isolated',
+  'sleep',
 ]
 const CHECKS = ['threshold', 'threshold-alias', 'bad-verdict', 'bare-boolean', 'check-throws', 'pii']
 const NASTY_KEYS = ['__proto__', 'constructor', 'prototype', 'toString', 'hasOwnProperty', 'valueOf', '', ' ', 'v', 'kind', 'then']
@@ -182,12 +195,14 @@ function goodHeaders(host: WireCase['host'], body: string): Array<[string, strin
 const hostArb = fc.constantFrom<WireCase['host']>('plain', 'plain', 'pinned')
 
 /** A well-framed POST /v1/invoke with a fuzzed message: always a 200 protocol message (or a 421 or 503). */
-export const messageCase: fc.Arbitrary<WireCase> = fc.tuple(hostArb, fc.oneof({ weight: 4, arbitrary: messageText }, { weight: 1, arbitrary: junkText })).map(([host, body]) => ({
-  what: 'message',
-  host,
-  pieces: [rawRequest('POST', '/v1/invoke', goodHeaders(host, body), body)],
-  requests: [{ method: 'POST', target: '/v1/invoke', expect: expectForText(body) }],
-}))
+export const messageCase: fc.Arbitrary<WireCase> = fc
+  .tuple(hostArb, fc.oneof({ weight: 4, arbitrary: messageText }, { weight: 1, arbitrary: junkText }))
+  .map(([host, body]) => ({
+    what: 'message',
+    host,
+    pieces: [rawRequest('POST', '/v1/invoke', goodHeaders(host, body), body)],
+    requests: [{ method: 'POST', target: '/v1/invoke', expect: expectForText(body) }],
+  }))
 
 /** What the first parse steps of docs/spec/CONTRACT.md §5 must answer for a body, where they decide. */
 export function expectForText(body: string): SentRequest['expect'] {
@@ -206,7 +221,22 @@ export function expectForText(body: string): SentRequest['expect'] {
 
 const headerValue = fc.oneof(
   fc.stringMatching(/^[\x21-\x7e]{0,40}$/),
-  fc.constantFrom('', ' ', 'a\tb', '\u00e9t\u00e9', '\u2603', 'x'.repeat(20_000), 'v\r\n injected: 1', 'a\u0000b', 'a\u007fb', '0x10', '-1', '1e3', '1.0', ' 12 '),
+  fc.constantFrom(
+    '',
+    ' ',
+    'a\tb',
+    '\u00e9t\u00e9',
+    '\u2603',
+    'x'.repeat(20_000),
+    'v\r\n injected: 1',
+    'a\u0000b',
+    'a\u007fb',
+    '0x10',
+    '-1',
+    '1e3',
+    '1.0',
+    ' 12 ',
+  ),
 )
 const headerName = fc.oneof(
   fc.stringMatching(/^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,20}$/),
@@ -217,18 +247,54 @@ const headerName = fc.oneof(
 const headerEdits = fc.array(
   fc.oneof(
     fc.record({ op: fc.constant('drop' as const), name: fc.constantFrom('Host', 'Content-Type', 'kindgi-pack-token', 'Content-Length') }),
-    fc.record({ op: fc.constant('dup' as const), name: fc.constantFrom('Host', 'Content-Type', 'kindgi-pack-token', 'Content-Length', 'kindgi-timeout-ms', 'kindgi-tenant-id') }),
-    fc.record({ op: fc.constant('set' as const), name: fc.constantFrom('Content-Type', 'kindgi-pack-token', 'kindgi-tenant-id', 'traceparent', 'kindgi-request-id', 'kindgi-run-id', 'kindgi-protocol', 'Host'), value: headerValue }),
+    fc.record({
+      op: fc.constant('dup' as const),
+      name: fc.constantFrom('Host', 'Content-Type', 'kindgi-pack-token', 'Content-Length', 'kindgi-timeout-ms', 'kindgi-tenant-id'),
+    }),
+    fc.record({
+      op: fc.constant('set' as const),
+      name: fc.constantFrom(
+        'Content-Type',
+        'kindgi-pack-token',
+        'kindgi-tenant-id',
+        'traceparent',
+        'kindgi-request-id',
+        'kindgi-run-id',
+        'kindgi-protocol',
+        'Host',
+      ),
+      value: headerValue,
+    }),
     fc.record({
       op: fc.constant('set' as const),
       name: fc.constant('Content-Type'),
-      value: fc.constantFrom('APPLICATION/JSON', 'application/json; charset=utf-8', 'application/json;;;', 'application/jsonx', 'text/json', 'application/json, text/plain', 'multipart/form-data; boundary=x'),
+      value: fc.constantFrom(
+        'APPLICATION/JSON',
+        'application/json; charset=utf-8',
+        'application/json;;;',
+        'application/jsonx',
+        'text/json',
+        'application/json, text/plain',
+        'multipart/form-data; boundary=x',
+      ),
     }),
     fc.record({ op: fc.constant('set' as const), name: fc.constant('Expect'), value: fc.constantFrom('100-continue', 'nonsense', '200-ok') }),
-    fc.record({ op: fc.constant('set' as const), name: fc.constant('Connection'), value: fc.constantFrom('close', 'keep-alive', 'upgrade', 'TE, close', 'Upgrade, HTTP2-Settings') }),
+    fc.record({
+      op: fc.constant('set' as const),
+      name: fc.constant('Connection'),
+      value: fc.constantFrom('close', 'keep-alive', 'upgrade', 'TE, close', 'Upgrade, HTTP2-Settings'),
+    }),
     fc.record({ op: fc.constant('set' as const), name: fc.constant('Upgrade'), value: fc.constantFrom('websocket', 'h2c') }),
-    fc.record({ op: fc.constant('set' as const), name: fc.constant('Transfer-Encoding'), value: fc.constantFrom('chunked', 'chunked, chunked', 'gzip, chunked', 'identity', 'chunkedx', 'gzip') }),
-    fc.record({ op: fc.constant('set' as const), name: fc.constant('Content-Length'), value: fc.constantFrom('0', '-1', 'abc', '1e3', '99999999999999999999', ' 5', '5, 5', '3') }),
+    fc.record({
+      op: fc.constant('set' as const),
+      name: fc.constant('Transfer-Encoding'),
+      value: fc.constantFrom('chunked', 'chunked, chunked', 'gzip, chunked', 'identity', 'chunkedx', 'gzip'),
+    }),
+    fc.record({
+      op: fc.constant('set' as const),
+      name: fc.constant('Content-Length'),
+      value: fc.constantFrom('0', '-1', 'abc', '1e3', '99999999999999999999', ' 5', '5, 5', '3'),
+    }),
     fc.record({ op: fc.constant('add' as const), name: headerName, value: headerValue }),
     fc.record({ op: fc.constant('many' as const), count: fc.integer({ min: 100, max: 3_000 }) }),
     fc.record({ op: fc.constant('fold' as const) }),
@@ -270,19 +336,48 @@ export const headerCase: fc.Arbitrary<WireCase> = fc
       payload = `${Buffer.byteLength(body).toString(16)}\r\n${body}\r\n0\r\n\r\n`
     }
     const framingEdited = edits.some((e) => 'name' in e && (e.name === 'Content-Length' || e.name === 'Transfer-Encoding'))
-    return { what: 'headers', host, pieces: [rawRequest('POST', '/v1/invoke', headers, payload)], requests: [{ method: 'POST', target: '/v1/invoke' }], framingEdited }
+    return {
+      what: 'headers',
+      host,
+      pieces: [rawRequest('POST', '/v1/invoke', headers, payload)],
+      requests: [{ method: 'POST', target: '/v1/invoke' }],
+      framingEdited,
+    }
   })
 
 const oddTargets = fc.constantFrom(
-  '/', '/v1', '/v1/', '/v1/invoke/', '//v1/invoke', '/V1/INVOKE', '/v1/invoke?x=1', '/healthz?', '/v1/%69nvoke', '/healthz/..', '/./healthz',
-  '/%2e%2e/', '*', 'http://127.0.0.1/healthz', 'http://evil.example/v1/info', '/%zz', '/\u00fc', '/a b', '/v1\\invoke', `/${'a'.repeat(10_000)}`, '/healthz#x', '',
+  '/',
+  '/v1',
+  '/v1/',
+  '/v1/invoke/',
+  '//v1/invoke',
+  '/V1/INVOKE',
+  '/v1/invoke?x=1',
+  '/healthz?',
+  '/v1/%69nvoke',
+  '/healthz/..',
+  '/./healthz',
+  '/%2e%2e/',
+  '*',
+  'http://127.0.0.1/healthz',
+  'http://evil.example/v1/info',
+  '/%zz',
+  '/\u00fc',
+  '/a b',
+  '/v1\\invoke',
+  `/${'a'.repeat(10_000)}`,
+  '/healthz#x',
+  '',
 )
 
 /** Every method on every route (and on paths that are almost routes), with or without the token. */
 export const routeCase: fc.Arbitrary<WireCase> = fc
   .tuple(
     hostArb,
-    fc.oneof({ weight: 4, arbitrary: fc.constantFrom(...METHODS) }, { weight: 1, arbitrary: fc.constantFrom('PROPFIND', 'FOO', 'get', 'MKCOL', 'PRI', 'CONNECT', 'SEARCH') }),
+    fc.oneof(
+      { weight: 4, arbitrary: fc.constantFrom(...METHODS) },
+      { weight: 1, arbitrary: fc.constantFrom('PROPFIND', 'FOO', 'get', 'MKCOL', 'PRI', 'CONNECT', 'SEARCH') },
+    ),
     fc.oneof({ weight: 4, arbitrary: fc.constantFrom(...ROUTES) }, { weight: 2, arbitrary: oddTargets }, { weight: 1, arbitrary: fc.webPath() }),
     fc.boolean(),
     fc.constantFrom('', '{}', JSON.stringify({ v: 2, kind: 'invoke', tool: { id: 'echo' }, input: {}, ctx: { tenantId: PINNED_TENANT, runId: 'r' } })),
@@ -292,7 +387,12 @@ export const routeCase: fc.Arbitrary<WireCase> = fc
     if (withToken) headers.push(['kindgi-pack-token', TOKEN])
     if (host === 'pinned') headers.push(['kindgi-tenant-id', PINNED_TENANT])
     if (body !== '') headers.push(['Content-Type', 'application/json'], ['Content-Length', String(Buffer.byteLength(body))])
-    return { what: 'route', host, pieces: [rawRequest(method, target, headers, body)], requests: [{ method, target, expect: expectForRoute(method, target, withToken, body) }] }
+    return {
+      what: 'route',
+      host,
+      pieces: [rawRequest(method, target, headers, body)],
+      requests: [{ method, target, expect: expectForRoute(method, target, withToken, body) }],
+    }
   })
 
 /** The exact status docs/spec/CONTRACT.md §2 gives a canonical route, method and token (undefined when it is not canonical). */
@@ -327,7 +427,10 @@ export const pipelineCase: fc.Arbitrary<WireCase> = fc
         pieces.push(echoRequest(host, `m${i}`))
         requests.push({ method: 'POST', target: '/v1/invoke', expect: { status: 200, marker: `m${i}` } })
       } else {
-        const headers: Array<[string, string]> = [['Host', '127.0.0.1'], ['kindgi-pack-token', TOKEN]]
+        const headers: Array<[string, string]> = [
+          ['Host', '127.0.0.1'],
+          ['kindgi-pack-token', TOKEN],
+        ]
         if (host === 'pinned') headers.push(['kindgi-tenant-id', PINNED_TENANT])
         pieces.push(rawRequest('GET', kind, headers))
         requests.push({ method: 'GET', target: kind, expect: { status: kind === '/nope' ? 404 : 200 } })
@@ -353,20 +456,18 @@ export const halfBodyCase: fc.Arbitrary<WireCase> = fc
   })
 
 /** A valid request cut into fragments written with tiny pauses, so the parser sees every split point. */
-export const fragmentedCase: fc.Arbitrary<WireCase> = fc
-  .tuple(hostArb, fc.array(fc.nat(), { minLength: 1, maxLength: 6 }))
-  .map(([host, cuts]) => {
-    const whole = echoRequest(host, 'frag')
-    const points = [...new Set(cuts.map((c) => c % whole.length))].sort((a, b) => a - b)
-    const pieces: Piece[] = []
-    let at = 0
-    for (const p of points) {
-      if (p > at) pieces.push(whole.slice(at, p), { pauseMs: 2 })
-      at = p
-    }
-    pieces.push(whole.slice(at))
-    return { what: 'fragmented', host, pieces, requests: [{ method: 'POST', target: '/v1/invoke', expect: { status: 200, marker: 'frag' } }] }
-  })
+export const fragmentedCase: fc.Arbitrary<WireCase> = fc.tuple(hostArb, fc.array(fc.nat(), { minLength: 1, maxLength: 6 })).map(([host, cuts]) => {
+  const whole = echoRequest(host, 'frag')
+  const points = [...new Set(cuts.map((c) => c % whole.length))].sort((a, b) => a - b)
+  const pieces: Piece[] = []
+  let at = 0
+  for (const p of points) {
+    if (p > at) pieces.push(whole.slice(at, p), { pauseMs: 2 })
+    at = p
+  }
+  pieces.push(whole.slice(at))
+  return { what: 'fragmented', host, pieces, requests: [{ method: 'POST', target: '/v1/invoke', expect: { status: 200, marker: 'frag' } }] }
+})
 
 export const anyCase: fc.Arbitrary<WireCase> = fc.oneof(
   { weight: 6, arbitrary: messageCase },

@@ -1,10 +1,7 @@
 // JSON as text the fuzzer controls: objects may repeat a key, and any value may be raw text
 // (nesting far deeper than JSON.stringify can write, numbers past double range), so the
 // host is fed what real clients could send, not only what JSON.stringify produces.
-export type JsonText =
-  | { t: 'raw'; text: string }
-  | { t: 'obj'; entries: Array<[string, JsonText]> }
-  | { t: 'arr'; items: JsonText[] }
+export type JsonText = { t: 'raw'; text: string } | { t: 'obj'; entries: Array<[string, JsonText]> } | { t: 'arr'; items: JsonText[] }
 
 export const raw = (text: string): JsonText => ({ t: 'raw', text })
 export const val = (value: unknown): JsonText => raw(JSON.stringify(value) ?? 'null')

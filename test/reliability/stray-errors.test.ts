@@ -21,9 +21,7 @@ describe('bug: a throw from a timer after a call answered killed the next call o
     for (let round = 0; round < 3; round++) {
       const late = await invoke(host, 'late-throw', { id: `late-${round}`, delayMs: 150 })
       expect(late.body).toEqual({ v: 2, kind: 'result', output: { id: `late-${round}` } })
-      const calls = await Promise.all(
-        ['a', 'b'].map((k) => invoke(host, 'record', { id: `${k}-${round}`, ms: 500, journal: '/dev/null' })),
-      )
+      const calls = await Promise.all(['a', 'b'].map((k) => invoke(host, 'record', { id: `${k}-${round}`, ms: 500, journal: '/dev/null' })))
       expect(calls.map((c) => c.body)).toEqual([
         { v: 2, kind: 'result', output: { id: `a-${round}` } },
         { v: 2, kind: 'result', output: { id: `b-${round}` } },
@@ -45,7 +43,7 @@ describe('bug: a throw from a timer after a call answered killed the next call o
     expect(host.lines.filter((l) => l.kind === 'worker-replaced').length).toBeGreaterThan(before)
   })
 
-  it('a throw from the running call\'s own timer still ends that call with handler-throw', async () => {
+  it("a throw from the running call's own timer still ends that call with handler-throw", async () => {
     const res = await invoke(host, 'reject', { id: 'own' })
     expect(res.body).toMatchObject({ code: 'handler-throw', toolId: 'reject' })
     expect(res.body.message).toContain('nobody handles this rejection')

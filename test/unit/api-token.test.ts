@@ -15,7 +15,10 @@ describe('the API token', () => {
   })
   it('or from KINDGI_API_TOKEN_FILE, trimmed; both together are refused', () => {
     expect(readApiToken(undefined, { KINDGI_API_TOKEN_FILE: file })).toEqual({ kind: 'ok', token: 'from-file' })
-    expect(readApiToken(undefined, { KINDGI_API_TOKEN_FILE: file, KINDGI_API_TOKEN: 'tok' })).toMatchObject({ kind: 'error', problem: expect.stringContaining('not both') })
+    expect(readApiToken(undefined, { KINDGI_API_TOKEN_FILE: file, KINDGI_API_TOKEN: 'tok' })).toMatchObject({
+      kind: 'error',
+      problem: expect.stringContaining('not both'),
+    })
   })
   it('--token-file wins over the environment', () => {
     expect(readApiToken(file, { KINDGI_API_TOKEN: 'tok', KINDGI_API_TOKEN_FILE: '/nowhere' })).toEqual({ kind: 'ok', token: 'from-file' })

@@ -20,7 +20,7 @@ describe('generatePack', () => {
     for (const t of tools) expect(pack.files[t.modulePath]).toContain('export default function')
   })
 
-  it('writes a pack the host\'s index checks accept', () => {
+  it("writes a pack the host's index checks accept", () => {
     const index = writePack(dir, generatePack(50))
     const loaded = loadPackIndex(index, dir, 'none')
     expect(loaded.kind).toBe('ok')
@@ -32,7 +32,7 @@ describe('generatePack', () => {
 })
 
 describe('bench pack and cases', () => {
-  it('the bench pack passes the index checks and has every case\'s tool', () => {
+  it("the bench pack passes the index checks and has every case's tool", () => {
     const root = join(import.meta.dirname, '../../bench/pack')
     const loaded = loadPackIndex(join(root, 'index.json'), root, 'none')
     expect(loaded.kind).toBe('ok')

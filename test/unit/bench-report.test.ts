@@ -92,8 +92,17 @@ describe('report', () => {
 
   it('limits are judged by the median of back-to-back pairs when there are some, not by runs minutes apart', () => {
     // Limits against echo per pair: 0.97, 1.02, 0.90, 0.99, 0.95 (median 0.97); the echo case alone says 2.0 %.
-    const pairs = [[9700, 10000], [10200, 10000], [9000, 10000], [9900, 10000], [9500, 10000]].map(([limits, echo], i) => ({
-      round: 1, echoFirst: i % 2 === 0, echo: load(echo!, 4000, 9000), limits: load(limits!, 4000, 9000),
+    const pairs = [
+      [9700, 10000],
+      [10200, 10000],
+      [9000, 10000],
+      [9900, 10000],
+      [9500, 10000],
+    ].map(([limits, echo], i) => ({
+      round: 1,
+      echoFirst: i % 2 === 0,
+      echo: load(echo!, 4000, 9000),
+      limits: load(limits!, 4000, 9000),
     }))
     const limits = targets({ ...results, limitsPairs: pairs }).find((t) => t.name.startsWith('limits'))!
     expect(limits.name).toContain('median of back-to-back pairs')
@@ -106,7 +115,11 @@ describe('report', () => {
   it('strict is judged against the ceiling measured just before and after it when there is one, not at the round start', () => {
     // Host strict: 45/s each round. Round-start ceilings: 50/s (0.90×). Bracketing ceilings: 60 and 58, 50 and 52, 62 and 60.
     const c = (rps: number) => ({ parallel: 2, calls: 100, elapsedS: 2, rps, p50Ms: 30 })
-    const strictCeiling = [[60, 58], [50, 52], [62, 60]].map(([before, after], i) => ({ round: i + 1, before: c(before!), after: c(after!) }))
+    const strictCeiling = [
+      [60, 58],
+      [50, 52],
+      [62, 60],
+    ].map(([before, after], i) => ({ round: i + 1, before: c(before!), after: c(after!) }))
     const strict = targets({ ...results, strictCeiling }).find((t) => t.name.startsWith('strict, 32'))!
     expect(strict.name).toContain('just before and after (59.0/s)')
     expect(strict.measured).toBe('0.76×') // per round 45/59, 45/51, 45/61: median 0.763

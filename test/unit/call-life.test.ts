@@ -14,8 +14,17 @@ import type { RunnableEntry } from '../../src/protocol/runnable-entry.js'
 const TIMEOUT_MS = 1_000
 const CPU_MS = 50
 const entry: RunnableEntry = {
-  key: 'tool:t@1.0.0', target: 'tool', id: 't', modulePath: 't.js', absPath: '/t.js', posture: 'strict', cpuMs: CPU_MS,
-  networkNone: false, pauses: false, storesFiles: false, readsFiles: false,
+  key: 'tool:t@1.0.0',
+  target: 'tool',
+  id: 't',
+  modulePath: 't.js',
+  absPath: '/t.js',
+  posture: 'strict',
+  cpuMs: CPU_MS,
+  networkNone: false,
+  pauses: false,
+  storesFiles: false,
+  readsFiles: false,
 }
 const ok: GroupAnswer = { kind: 'result', result: { outcome: 'ok', body: '{"v":2,"kind":"result","output":1}' } }
 const died: GroupAnswer = { kind: 'died', reason: 'crash', detail: 'code 1' }
@@ -45,7 +54,12 @@ function start(): Real {
   let resolveFreed!: () => void
   let gone: (() => void) | undefined
   const real: Real = {
-    responses: [], stops: [], releases: 0, workerAnswered: false, workerFreed: false, busy: undefined,
+    responses: [],
+    stops: [],
+    releases: 0,
+    workerAnswered: false,
+    workerFreed: false,
+    busy: undefined,
     answerWorker: (a) => {
       real.workerAnswered = true
       resolveAnswer(a)
@@ -62,12 +76,20 @@ function start(): Real {
     stop: (reason) => real.stops.push(reason),
     busyMs: () => real.busy,
   }
-  void followCall(running, entry, { timeoutMs: TIMEOUT_MS, onCallerGone: (l) => {
-    gone = l
-    return () => {
-      gone = undefined
-    }
-  } }, () => real.releases++).then((a) => real.responses.push(a))
+  void followCall(
+    running,
+    entry,
+    {
+      timeoutMs: TIMEOUT_MS,
+      onCallerGone: (l) => {
+        gone = l
+        return () => {
+          gone = undefined
+        }
+      },
+    },
+    () => real.releases++,
+  ).then((a) => real.responses.push(a))
   return real
 }
 
@@ -140,7 +162,7 @@ const cpuPassed = new LimitFires('cpu', 'deadline-exceeded', (r) => {
   vi.advanceTimersByTime(CPU_MS + 25)
 })
 
-describe('the front\'s owner of a call', () => {
+describe("the front's owner of a call", () => {
   beforeEach(() => {
     vi.useFakeTimers()
   })
@@ -189,7 +211,7 @@ describe('the front\'s owner of a call', () => {
   })
 })
 
-describe('the table of a call\'s life', () => {
+describe("the table of a call's life", () => {
   const answer = { outcome: 'ok' as const, body: 'a' }
   const worker = { kind: 'worker-answered', answer } as const
   const freed = { kind: 'worker-freed', answer } as const

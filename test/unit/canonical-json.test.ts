@@ -30,8 +30,10 @@ describe('the canonical text', () => {
     expect(parsed.tools.map((t: { id: string; version: string }) => `${t.id}@${t.version}`)).toEqual(['a@1.0.0', 'b@2.0.0', 'b@1.0.0'])
     expect(parsed.blocks.map((b: { id: string }) => b.id)).toEqual(['y', 'z'])
   })
-  it('sorts env.required and env.optional but no other list (a schema\'s required keeps its order)', () => {
-    const parsed = JSON.parse(canonicalIndex({ ...index, env: { required: ['Z', 'A'], optional: [] }, tools: [{ ...tool('a'), input: { required: ['z', 'a'] } }] }))
+  it("sorts env.required and env.optional but no other list (a schema's required keeps its order)", () => {
+    const parsed = JSON.parse(
+      canonicalIndex({ ...index, env: { required: ['Z', 'A'], optional: [] }, tools: [{ ...tool('a'), input: { required: ['z', 'a'] } }] }),
+    )
     expect(parsed.env.required).toEqual(['A', 'Z'])
     expect(parsed.tools[0].input.required).toEqual(['z', 'a'])
   })
@@ -56,11 +58,15 @@ describe('problems against the canonical form', () => {
   })
   it('an env list out of order is named too', () => {
     const unsorted = { ...index, env: { optional: [], required: ['Z', 'A'] } }
-    expect(canonicalProblems(`${JSON.stringify(unsorted, null, 2)}\n`, unsorted)).toEqual([{ path: '/env/required/1', message: expect.stringContaining('not sorted') }])
+    expect(canonicalProblems(`${JSON.stringify(unsorted, null, 2)}\n`, unsorted)).toEqual([
+      { path: '/env/required/1', message: expect.stringContaining('not sorted') },
+    ])
   })
   it('each object with unsorted keys is named by its path, five at most, then counted', () => {
     const few = { ...index, tools: [{ ...tool('a'), input: { type: 'object', properties: {} } }] }
-    expect(canonicalProblems(`${JSON.stringify(few, null, 2)}\n`, few)).toEqual([{ path: '/tools/0/input', message: expect.stringContaining('keys are not sorted') }])
+    expect(canonicalProblems(`${JSON.stringify(few, null, 2)}\n`, few)).toEqual([
+      { path: '/tools/0/input', message: expect.stringContaining('keys are not sorted') },
+    ])
     const many = { ...index, tools: 'abcdefg'.split('').map((id) => ({ output: {}, id })) }
     const problems = canonicalProblems(`${JSON.stringify(many, null, 2)}\n`, many)
     expect(problems.map((p) => p.path)).toEqual(['/tools/0', '/tools/1', '/tools/2', '/tools/3', '/tools/4', ''])

@@ -13,8 +13,19 @@ describe('defaults', () => {
     expect(result).toEqual({
       kind: 'ok',
       config: {
-        indexPath: '/app/index.json', moduleRoot: '/app', host: undefined, port: 8080, token: 'tok', maxConcurrency: 32, workerThreads: availableParallelism(),
-        tenantId: undefined, envCheck: 'strict', envFilter: true, sandbox: 'none', watch: false, metricsPort: undefined,
+        indexPath: '/app/index.json',
+        moduleRoot: '/app',
+        host: undefined,
+        port: 8080,
+        token: 'tok',
+        maxConcurrency: 32,
+        workerThreads: availableParallelism(),
+        tenantId: undefined,
+        envCheck: 'strict',
+        envFilter: true,
+        sandbox: 'none',
+        watch: false,
+        metricsPort: undefined,
         front: { headersTimeoutMs: 10_000, bodyTimeoutMs: 30_000, keepAliveTimeoutMs: 65_000, maxConnections: 1_024 },
       },
     })
@@ -48,7 +59,10 @@ describe('environment values and their rules', () => {
     expect(loadConfig([], { ...TOKEN, PORT: '0', KINDGI_PACK_METRICS_PORT: '0' })).toMatchObject({ config: { port: 0, metricsPort: 0 } })
     expect(loadConfig([], { ...TOKEN, KINDGI_PACK_METRICS_PORT: '' })).toMatchObject({ config: { metricsPort: undefined } })
     for (const bad of ['65536', '-1', 'on', '8080']) {
-      expect(loadConfig([], { ...TOKEN, KINDGI_PACK_METRICS_PORT: bad })).toMatchObject({ kind: 'error', problems: [expect.stringContaining('KINDGI_PACK_METRICS_PORT')] })
+      expect(loadConfig([], { ...TOKEN, KINDGI_PACK_METRICS_PORT: bad })).toMatchObject({
+        kind: 'error',
+        problems: [expect.stringContaining('KINDGI_PACK_METRICS_PORT')],
+      })
     }
   })
   it('the cap must be an integer >= 1', () => {
@@ -91,14 +105,28 @@ describe('the token', () => {
 
 describe('front limits', () => {
   it('reads the headers, body and keep-alive timeouts and the connection bound from the environment', () => {
-    const env = { ...TOKEN, KINDGI_PACK_HEADERS_TIMEOUT_MS: '500', KINDGI_PACK_BODY_TIMEOUT_MS: '1500', KINDGI_PACK_KEEPALIVE_TIMEOUT_MS: '70000', KINDGI_PACK_MAX_CONNECTIONS: '10' }
-    expect(loadConfig([], env)).toMatchObject({ config: { front: { headersTimeoutMs: 500, bodyTimeoutMs: 1500, keepAliveTimeoutMs: 70_000, maxConnections: 10 } } })
+    const env = {
+      ...TOKEN,
+      KINDGI_PACK_HEADERS_TIMEOUT_MS: '500',
+      KINDGI_PACK_BODY_TIMEOUT_MS: '1500',
+      KINDGI_PACK_KEEPALIVE_TIMEOUT_MS: '70000',
+      KINDGI_PACK_MAX_CONNECTIONS: '10',
+    }
+    expect(loadConfig([], env)).toMatchObject({
+      config: { front: { headersTimeoutMs: 500, bodyTimeoutMs: 1500, keepAliveTimeoutMs: 70_000, maxConnections: 10 } },
+    })
   })
   it('keeps the keep-alive timeout above a load balancer idle timeout of 60 s by default', () => {
     expect(FRONT_DEFAULTS.keepAliveTimeoutMs).toBeGreaterThan(60_000)
   })
   it('names every bad value with its rule, all in one config-invalid', () => {
-    const env = { ...TOKEN, KINDGI_PACK_HEADERS_TIMEOUT_MS: '0', KINDGI_PACK_BODY_TIMEOUT_MS: 'soon', KINDGI_PACK_KEEPALIVE_TIMEOUT_MS: '-1', KINDGI_PACK_MAX_CONNECTIONS: '1.5' }
+    const env = {
+      ...TOKEN,
+      KINDGI_PACK_HEADERS_TIMEOUT_MS: '0',
+      KINDGI_PACK_BODY_TIMEOUT_MS: 'soon',
+      KINDGI_PACK_KEEPALIVE_TIMEOUT_MS: '-1',
+      KINDGI_PACK_MAX_CONNECTIONS: '1.5',
+    }
     const result = loadConfig([], env)
     expect(result.kind).toBe('error')
     const problems = result.kind === 'error' ? result.problems : []

@@ -21,13 +21,18 @@ const [IMAGE_UID, IMAGE_GID] = IMAGE_USER.split(':').map(Number)
 const DRAIN_S = 8
 
 type Service = Record<string, any>
-const compose = parse(readFileSync(join(DOCKER, 'compose.yaml'), 'utf8'), { merge: true }) as { services: Record<string, Service>; secrets: Record<string, any> }
+const compose = parse(readFileSync(join(DOCKER, 'compose.yaml'), 'utf8'), { merge: true }) as {
+  services: Record<string, Service>
+  secrets: Record<string, any>
+}
 const HOSTS = ['pack-host', 'replica'] as const
 
 /** Kubernetes reads YAML 1.1 (0440 is octal there). */
 const manifests = readdirSync(join(DOCKER, 'k8s'))
   .filter((f) => f.endsWith('.yaml'))
-  .flatMap((file) => parseAllDocuments(readFileSync(join(DOCKER, 'k8s', file), 'utf8'), { version: '1.1' }).map((d) => ({ file, doc: d.toJS() as Record<string, any> })))
+  .flatMap((file) =>
+    parseAllDocuments(readFileSync(join(DOCKER, 'k8s', file), 'utf8'), { version: '1.1' }).map((d) => ({ file, doc: d.toJS() as Record<string, any> })),
+  )
 const manifest = (kind: string) => manifests.find((m) => m.doc.kind === kind)?.doc as Record<string, any>
 const deployment = manifest('Deployment')
 const pod = deployment.spec.template.spec
@@ -40,7 +45,7 @@ function seconds(duration: string): number {
 }
 
 describe('the Dockerfile', () => {
-  it('has no problem dockerfile-utils (the linter behind VS Code\'s Dockerfile support) reports', () => {
+  it("has no problem dockerfile-utils (the linter behind VS Code's Dockerfile support) reports", () => {
     expect(validate(dockerfile.text)).toEqual([])
     expect(validate(readFileSync(join(DOCKER, 'pack.Dockerfile.example'), 'utf8'))).toEqual([])
   })
@@ -105,7 +110,7 @@ describe('the Dockerfile', () => {
     expect(readFileSync(join(ROOT, 'src/healthcheck.ts'), 'utf8')).toContain('/healthz')
   })
 
-  it('follows hadolint\'s rules that apply: COPY not ADD, absolute WORKDIR, no MAINTAINER, sudo or cd', () => {
+  it("follows hadolint's rules that apply: COPY not ADD, absolute WORKDIR, no MAINTAINER, sudo or cd", () => {
     const steps = dockerfile.stages.flatMap((s) => s.steps)
     expect(steps.filter((s) => s.keyword === 'ADD' || s.keyword === 'MAINTAINER')).toEqual([]) // DL3020, DL4000
     for (const w of steps.filter((s) => s.keyword === 'WORKDIR')) expect(w.args).toMatch(/^\//) // DL3000
@@ -118,7 +123,9 @@ describe('the Dockerfile', () => {
   })
 
   it('.dockerignore lets in only what the build copies: no node_modules, dist, tests, .git or dev token', () => {
-    const ignore = readFileSync(join(ROOT, '.dockerignore'), 'utf8').split('\n').filter((l) => l.trim() !== '' && !l.startsWith('#'))
+    const ignore = readFileSync(join(ROOT, '.dockerignore'), 'utf8')
+      .split('\n')
+      .filter((l) => l.trim() !== '' && !l.startsWith('#'))
     expect(ignore[0]).toBe('**')
     const allowed = ignore.filter((l) => l.startsWith('!')).map((l) => l.slice(1).replace(/\/\*\*$/, ''))
     const copied = dockerfile.stages
@@ -170,7 +177,7 @@ describe('compose', () => {
     })
   })
 
-  it('the dev service serves on localhost:8080 with the image\'s command plus --watch', () => {
+  it("the dev service serves on localhost:8080 with the image's command plus --watch", () => {
     const dev = compose.services['pack-host'] as Service
     expect(dev.profiles).toBeUndefined()
     expect(dev.ports).toEqual([`127.0.0.1:\${PACK_HOST_PORT:-8080}:${IMAGE_PORT}`])
@@ -223,7 +230,7 @@ describe('the HAProxy load balancer', () => {
     expect(server).toMatch(/\bobserve layer4\b.*\bon-error mark-down\b/)
     expect(timeout('check')).toBeLessThanOrEqual(2000)
   })
-  it('finds the replicas through Compose\'s DNS on the image\'s port, and waits longer than a call\'s 120 s deadline', () => {
+  it("finds the replicas through Compose's DNS on the image's port, and waits longer than a call's 120 s deadline", () => {
     expect(directives('server-template')).toEqual([expect.stringMatching(new RegExp(`^replica \\S+ replica:${IMAGE_PORT}$`))])
     expect(directives('nameserver')).toEqual(['dns 127.0.0.11:53'])
     expect(timeout('server')).toBeGreaterThan(120_000)
@@ -238,19 +245,31 @@ describe('the HAProxy load balancer', () => {
 
 describe('Kubernetes manifests', () => {
   it('define a Deployment, Service, HorizontalPodAutoscaler, PodDisruptionBudget and NetworkPolicy, all in the kustomization', () => {
-    expect(manifests.map((m) => m.doc.kind).sort()).toEqual(['Deployment', 'HorizontalPodAutoscaler', 'Kustomization', 'NetworkPolicy', 'PodDisruptionBudget', 'Service'])
+    expect(manifests.map((m) => m.doc.kind).sort()).toEqual([
+      'Deployment',
+      'HorizontalPodAutoscaler',
+      'Kustomization',
+      'NetworkPolicy',
+      'PodDisruptionBudget',
+      'Service',
+    ])
     const listed = manifest('Kustomization').resources as string[]
     expect(new Set(listed)).toEqual(new Set(manifests.filter((m) => m.doc.kind !== 'Kustomization').map((m) => m.file)))
   })
 
-  it('the pod matches the image\'s posture: non-root numeric user, RuntimeDefault seccomp, no service account token', () => {
+  it("the pod matches the image's posture: non-root numeric user, RuntimeDefault seccomp, no service account token", () => {
     expect(pod.securityContext).toMatchObject({ runAsNonRoot: true, runAsUser: IMAGE_UID, runAsGroup: IMAGE_GID, seccompProfile: { type: 'RuntimeDefault' } })
     expect(pod.automountServiceAccountToken).toBe(false)
-    expect(container.securityContext).toEqual({ allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, privileged: false, capabilities: { drop: ['ALL'] } })
+    expect(container.securityContext).toEqual({
+      allowPrivilegeEscalation: false,
+      readOnlyRootFilesystem: true,
+      privileged: false,
+      capabilities: { drop: ['ALL'] },
+    })
     expect(container.resources.limits.memory).toMatch(/^\d+(Mi|Gi)$/)
   })
 
-  it('probes readiness on /readyz and liveness on /healthz, on the image\'s port', () => {
+  it("probes readiness on /readyz and liveness on /healthz, on the image's port", () => {
     const http = container.ports.find((p: any) => p.name === 'http')
     expect(http.containerPort).toBe(IMAGE_PORT)
     expect(container.readinessProbe.httpGet).toEqual({ path: '/readyz', port: 'http' })
@@ -279,7 +298,7 @@ describe('Kubernetes manifests', () => {
     expect(secret.defaultMode).toBe(0o440)
   })
 
-  it('the Service, HPA, PDB and NetworkPolicy all select the Deployment\'s pods', () => {
+  it("the Service, HPA, PDB and NetworkPolicy all select the Deployment's pods", () => {
     const labels = deployment.spec.template.metadata.labels
     expect(manifest('Service').spec.selector).toEqual(labels)
     expect(manifest('Service').spec.ports).toEqual([{ name: 'http', port: IMAGE_PORT, targetPort: 'http' }])
@@ -296,7 +315,7 @@ describe('Kubernetes manifests', () => {
   })
 })
 
-describe('the README\'s docker run flags', () => {
+describe("the README's docker run flags", () => {
   const readme = readFileSync(join(ROOT, 'README.md'), 'utf8')
   const run = /```sh\n([^`]*docker run [^`]*)```/.exec(readme)?.[1] ?? ''
   it('are the posture compose and Kubernetes use', () => {

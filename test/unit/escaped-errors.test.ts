@@ -20,10 +20,17 @@ function runEscaping(trigger: string): { status: number | null; lines: Array<Rec
     ${trigger}
   `
   const run = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', timeout: 10_000 })
-  return { status: run.status, lines: run.stdout.trim().split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>) }
+  return {
+    status: run.status,
+    lines: run.stdout
+      .trim()
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as Record<string, unknown>),
+  }
 }
 
-describe('an error that escapes the front\'s own code', () => {
+describe("an error that escapes the front's own code", () => {
   it('a throw in a callback is logged as internal-error, drains once, and the process exits 1', () => {
     const { status, lines } = runEscaping(`setTimeout(() => { throw new Error('bookkeeping broke') }, 10); setTimeout(() => { throw new Error('again') }, 15)`)
     expect(lines[0]).toMatchObject({ kind: 'internal-error', error: 'bookkeeping broke', escaped: 'uncaughtException', draining: true })

@@ -8,7 +8,12 @@ function channel(): { pipe: PassThrough; got: unknown[]; broken: number[] } {
   const pipe = new PassThrough()
   const got: unknown[] = []
   const broken: number[] = []
-  openFrames(pipe, (m) => got.push(m), () => undefined, () => broken.push(1))
+  openFrames(
+    pipe,
+    (m) => got.push(m),
+    () => undefined,
+    () => broken.push(1),
+  )
   return { pipe, got, broken }
 }
 

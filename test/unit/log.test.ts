@@ -25,7 +25,10 @@ const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/
 function logToFile(): { log: ReturnType<typeof createLog>; raw(): string[]; lines(): Record<string, unknown>[] } {
   const path = join(mkdtempSync(join(tmpdir(), 'kph-log-')), 'log')
   const log = createLog(openSync(path, 'w'))
-  const raw = () => readFileSync(path, 'utf8').split('\n').filter((l) => l !== '')
+  const raw = () =>
+    readFileSync(path, 'utf8')
+      .split('\n')
+      .filter((l) => l !== '')
   return { log, raw, lines: () => raw().map((l) => JSON.parse(l) as Record<string, unknown>) }
 }
 
@@ -35,7 +38,16 @@ const PARENT = '00f067aa0ba902b7'
 describe('call lines', () => {
   it('are the JSON lines pino writes, field for field and in order, and are flushed before the next lifecycle line', () => {
     const { log, raw } = logToFile()
-    const fields = { target: 'tool', id: 'weird "id" \\ é✓\n', toolId: 'weird "id" \\ é✓\n', outcome: 'ok', durationMs: 1.25, tenantId: 't', traceId: TRACE, spanId: 'b7ad6b7169203331' }
+    const fields = {
+      target: 'tool',
+      id: 'weird "id" \\ é✓\n',
+      toolId: 'weird "id" \\ é✓\n',
+      outcome: 'ok',
+      durationMs: 1.25,
+      tenantId: 't',
+      traceId: TRACE,
+      spanId: 'b7ad6b7169203331',
+    }
     log.info('call', fields)
     log.info('call', {})
     log.info('listening', { port: 8080 })
@@ -49,7 +61,9 @@ describe('call lines', () => {
 
   it('say in their message what was called, how it ended and how long it took', () => {
     expect(messageOf('call', { target: 'tool', id: 'echo', outcome: 'ok', durationMs: 3 })).toBe('call to tool echo: ok in 3 ms')
-    expect(messageOf('call', { target: 'check', id: 'no-shouting', outcome: 'handler-throw', durationMs: 0.5 })).toBe('call to check no-shouting: handler-throw in 0.5 ms')
+    expect(messageOf('call', { target: 'check', id: 'no-shouting', outcome: 'handler-throw', durationMs: 0.5 })).toBe(
+      'call to check no-shouting: handler-throw in 0.5 ms',
+    )
     expect(messageOf('call', { outcome: 'malformed-message', durationMs: 0.2 })).toBe('call (no tool or check named): malformed-message in 0.2 ms')
   })
 
@@ -90,7 +104,9 @@ describe('every line', () => {
   })
 
   it('has a message of its own for each kind of the contract, naming what the fields say', () => {
-    expect(messageOf('listening', { port: 0, packId: 'p', artifactVersion: 'v', metricsPort: 9090 })).toBe('listening on port 0: pack p v, metrics on port 9090')
+    expect(messageOf('listening', { port: 0, packId: 'p', artifactVersion: 'v', metricsPort: 9090 })).toBe(
+      'listening on port 0: pack p v, metrics on port 9090',
+    )
     expect(messageOf('config-invalid', { problems: ['a', 'b', 'c', 'd'] })).toBe('configuration invalid: a; b (and 2 more)')
     expect(messageOf('boot-failed', { problems: ['x'], reload: true })).toBe('reload failed, the previous pack keeps serving: x')
     expect(messageOf('missing-env', { check: 'strict', names: ['A', 'B'] })).toBe('required env missing, not ready until it is set: A, B')
@@ -140,7 +156,7 @@ describe('traceparent', () => {
     expect(traceParentOf([`00-${TRACE}-${PARENT}-01`, `00-${TRACE}-${PARENT}-01`])).toBeUndefined()
   })
 
-  it('a call line carries the caller\'s traceId and a span id of its own, fresh for every call', () => {
+  it("a call line carries the caller's traceId and a span id of its own, fresh for every call", () => {
     const headers = { traceparent: `00-${TRACE}-${PARENT}-01` }
     const first = callFields(headers, undefined)
     const second = callFields(headers, undefined)
@@ -158,7 +174,7 @@ describe('traceparent', () => {
     }
   })
 
-  it('span ids are 16 lowercase hex, never all zeros and never the parent\'s, across refills of the random block', () => {
+  it("span ids are 16 lowercase hex, never all zeros and never the parent's, across refills of the random block", () => {
     const seen = new Set<string>()
     for (let i = 0; i < 2000; i++) {
       const id = newSpanId(PARENT)

@@ -14,12 +14,25 @@ function write(index: unknown): string {
   return path
 }
 
-const base = { v: 1, packId: 'p', packVersion: '1.0.0', artifactVersion: 'a', publishedAt: '2026-11-30T10:00:00.000Z', tools: [], guardrails: [], agents: [], flows: [] }
+const base = {
+  v: 1,
+  packId: 'p',
+  packVersion: '1.0.0',
+  artifactVersion: 'a',
+  publishedAt: '2026-11-30T10:00:00.000Z',
+  tools: [],
+  guardrails: [],
+  agents: [],
+  flows: [],
+}
 const tool = { id: 't', version: '1.0.0', modulePath: 'tool.js', input: {}, output: {} }
 
 describe('reading the index', () => {
   it('an unreadable or unparsable file is "Cannot read the pack index: <why>"', () => {
-    expect(loadPackIndex(join(dir, 'absent.json'), dir, 'none')).toMatchObject({ kind: 'error', problems: [expect.stringMatching(/^Cannot read the pack index: /)] })
+    expect(loadPackIndex(join(dir, 'absent.json'), dir, 'none')).toMatchObject({
+      kind: 'error',
+      problems: [expect.stringMatching(/^Cannot read the pack index: /)],
+    })
     expect(loadPackIndex(write('{nope'), dir, 'none')).toMatchObject({ kind: 'error', problems: [expect.stringMatching(/^Cannot read the pack index: /)] })
   })
   it('an envelope other than v1 is refused before anything else', () => {
@@ -41,11 +54,14 @@ describe('entries', () => {
     const result = loadPackIndex(write({ ...base, tools: [{ ...tool, modulePath: 'gone/x.js' }] }), dir, 'none')
     expect(result.problems).toEqual(['Missing module: gone/x.js'])
   })
-  it('raises a tool\'s posture to KINDGI_PACK_SANDBOX, never lowers it', () => {
+  it("raises a tool's posture to KINDGI_PACK_SANDBOX, never lowers it", () => {
     const index = write({ ...base, tools: [tool, { ...tool, id: 's', sandbox: 'strict' }] })
     const result = loadPackIndex(index, dir, 'context-isolated')
     if (result.kind !== 'ok') throw new Error('expected ok')
-    expect(result.pack.entries.map((e) => [e.id, e.posture])).toEqual([['t', 'context-isolated'], ['s', 'strict']])
+    expect(result.pack.entries.map((e) => [e.id, e.posture])).toEqual([
+      ['t', 'context-isolated'],
+      ['s', 'strict'],
+    ])
   })
   it('refuses unknown postures, network kinds and limits that are not integers >= 1', () => {
     const index = write({ ...base, tools: [{ ...tool, sandbox: 'jail', network: { kind: 'some' }, limits: { memMB: 0, cpuMs: 1.5 } }] })

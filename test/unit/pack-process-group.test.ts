@@ -19,8 +19,17 @@ const budget = createThreadBudget(2, () => [])
 
 function entry(id: string, modulePath = `tools/${id}.js`): RunnableEntry {
   return {
-    key: `tool:${id}@1.0.0`, target: 'tool', id, version: '1.0.0', modulePath, absPath: join(WALLS, modulePath),
-    posture: 'none', networkNone: false, pauses: false, storesFiles: false, readsFiles: false,
+    key: `tool:${id}@1.0.0`,
+    target: 'tool',
+    id,
+    version: '1.0.0',
+    modulePath,
+    absPath: join(WALLS, modulePath),
+    posture: 'none',
+    networkNone: false,
+    pauses: false,
+    storesFiles: false,
+    readsFiles: false,
   }
 }
 
@@ -35,8 +44,16 @@ function group(options: { real?: boolean; env?: Record<string, string>; entries?
   const replaced: Made['replaced'] = []
   const files: FileRequest[] = []
   const g = createPackProcessGroup({
-    key: 'none', entries: options.entries ?? [entry('echo')], env: { PATH: process.env.PATH ?? '', ...options.env }, memMB: undefined,
-    maxThreads: 4, minThreads: 1, workerThreads: 2, abortChannel: 'unused', budget, hidden: ['/proc'],
+    key: 'none',
+    entries: options.entries ?? [entry('echo')],
+    env: { PATH: process.env.PATH ?? '', ...options.env },
+    memMB: undefined,
+    maxThreads: 4,
+    minThreads: 1,
+    workerThreads: 2,
+    abortChannel: 'unused',
+    budget,
+    hidden: ['/proc'],
     onReplaced: (reason, id) => replaced.push([reason, id]),
     onFileRequest: (request) => {
       files.push(request)
@@ -94,7 +111,7 @@ describe('a pack process that dies answers its calls in flight as exited and is 
 })
 
 describe('a message naming a call of another process is ignored', () => {
-  it('answers, frees and file requests one process sends for another process\'s call change nothing of it', async () => {
+  it("answers, frees and file requests one process sends for another process's call change nothing of it", async () => {
     const a = group()
     const b = group()
     expect(await a.group.probe()).toEqual([])
@@ -136,7 +153,7 @@ describe('every call ends exactly once', () => {
 })
 
 describe('a file request is made by the front only for a call pending in the process that asks', () => {
-  it('the front makes its own call\'s request and the reply goes back to that process', async () => {
+  it("the front makes its own call's request and the reply goes back to that process", async () => {
     const { group: g, files } = group()
     const running = g.run(task({ do: 'files' }))
     expect(JSON.parse(text(await running.answer).text)).toEqual({ kind: 'ok', value: { file: 'f-1' } })

@@ -8,7 +8,7 @@ function code(body: string): string | undefined {
 }
 
 describe('parse order', () => {
-  it('JSON first, then object, then v, then kind, then the kind\'s own fields', () => {
+  it("JSON first, then object, then v, then kind, then the kind's own fields", () => {
     expect(code('nope')).toBe('malformed-message')
     expect(code('[]')).toBe('malformed-message')
     expect(code('{"kind":"invoke"}')).toBe('unknown-protocol-version')
@@ -41,11 +41,17 @@ describe('bug: a v or kind nested deeper than JSON.stringify can write answered 
   const deepArray = '['.repeat(200_000) + ']'.repeat(200_000)
   it('a deeply nested v is unknown-protocol-version, named by its type', () => {
     const parsed = parseRequest(`{"v":${deepArray}}`)
-    expect(parsed).toMatchObject({ kind: 'error', error: { code: 'unknown-protocol-version', message: 'Protocol version (an array) is not supported: this service speaks v2' } })
+    expect(parsed).toMatchObject({
+      kind: 'error',
+      error: { code: 'unknown-protocol-version', message: 'Protocol version (an array) is not supported: this service speaks v2' },
+    })
   })
   it('a deeply nested kind is unexpected-message-kind, named by its type', () => {
     const parsed = parseRequest(`{"v":2,"kind":${deepArray}}`)
-    expect(parsed).toMatchObject({ kind: 'error', error: { code: 'unexpected-message-kind', message: 'Message kind (an array) is not "invoke" or "check-invoke"' } })
+    expect(parsed).toMatchObject({
+      kind: 'error',
+      error: { code: 'unexpected-message-kind', message: 'Message kind (an array) is not "invoke" or "check-invoke"' },
+    })
   })
   it('a long string v is quoted cut short, so the answer does not echo megabytes back', () => {
     const parsed = parseRequest(JSON.stringify({ v: 'x'.repeat(1_000_000) }))

@@ -6,14 +6,30 @@ import type { RunnableEntry } from '../../src/protocol/runnable-entry.js'
 
 function entry(id: string, extra: Partial<RunnableEntry> = {}): RunnableEntry {
   return {
-    key: `tool:${id}@1`, target: 'tool', id, modulePath: `${id}.js`, absPath: `/p/${id}.js`, posture: 'none',
-    networkNone: false, pauses: false, storesFiles: false, readsFiles: false, ...extra,
+    key: `tool:${id}@1`,
+    target: 'tool',
+    id,
+    modulePath: `${id}.js`,
+    absPath: `/p/${id}.js`,
+    posture: 'none',
+    networkNone: false,
+    pauses: false,
+    storesFiles: false,
+    readsFiles: false,
+    ...extra,
   }
 }
 
 describe('planGroups', () => {
   it('puts `none` tools in one shared group, split by heap limit, cpuMs and network policy', () => {
-    const groups = planGroups([entry('a'), entry('b'), entry('c', { memMB: 64 }), entry('d', { networkNone: true }), entry('e', { memMB: 64 }), entry('f', { cpuMs: 100 })])
+    const groups = planGroups([
+      entry('a'),
+      entry('b'),
+      entry('c', { memMB: 64 }),
+      entry('d', { networkNone: true }),
+      entry('e', { memMB: 64 }),
+      entry('f', { cpuMs: 100 }),
+    ])
     expect(groups.map((g) => [g.key, g.entries.map((e) => e.id)])).toEqual([
       ['none', ['a', 'b']],
       ['none:memMB=64', ['c', 'e']],
@@ -22,7 +38,12 @@ describe('planGroups', () => {
     ])
   })
   it('gives every context-isolated tool its own group; never mixes postures', () => {
-    const groups = planGroups([entry('a', { posture: 'context-isolated' }), entry('b', { posture: 'context-isolated' }), entry('c', { posture: 'strict' }), entry('d')])
+    const groups = planGroups([
+      entry('a', { posture: 'context-isolated' }),
+      entry('b', { posture: 'context-isolated' }),
+      entry('c', { posture: 'strict' }),
+      entry('d'),
+    ])
     expect(groups.map((g) => g.key)).toEqual(['context-isolated:tool:a@1', 'context-isolated:tool:b@1', 'strict', 'none'])
     expect(groups.map((g) => g.posture)).toEqual(['context-isolated', 'context-isolated', 'strict', 'none'])
   })

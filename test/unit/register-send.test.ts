@@ -34,8 +34,13 @@ describe('what an answer means', () => {
     expect(retryWaitMs('86400')).toBe(MAX_RETRY_WAIT_MS)
     expect(retryWaitMs(new Date(10_000).toUTCString(), 8_000)).toBe(2_000)
   })
-  it('reads the runtime\'s error object, or keeps the start of a body that is not one', () => {
-    expect(runtimeError(JSON.stringify({ error: { code: 'c', message: 'm', details: { a: 1 }, requestId: 'r' } }))).toEqual({ code: 'c', message: 'm', details: { a: 1 }, requestId: 'r' })
+  it("reads the runtime's error object, or keeps the start of a body that is not one", () => {
+    expect(runtimeError(JSON.stringify({ error: { code: 'c', message: 'm', details: { a: 1 }, requestId: 'r' } }))).toEqual({
+      code: 'c',
+      message: 'm',
+      details: { a: 1 },
+      requestId: 'r',
+    })
     expect(runtimeError('<html>Bad gateway</html>')).toEqual({ message: '<html>Bad gateway</html>' })
   })
 })
@@ -92,7 +97,10 @@ describe('sending', () => {
   it('runs at most four requests at once and answers every manifest in order', async () => {
     let release: () => void = () => undefined
     const held = new Promise<void>((r) => (release = r))
-    const fake = fakeFetch(() => ({ status: 200 }), () => held)
+    const fake = fakeFetch(
+      () => ({ status: 200 }),
+      () => held,
+    )
     const pending = sendAll(ids.map(prepared), options(fake.fetch))
     await vi.waitFor(() => expect(fake.sent).toHaveLength(4))
     await new Promise((r) => setImmediate(r))
@@ -104,7 +112,9 @@ describe('sending', () => {
     expect(fake.sent.map((s) => s.authorization)).toEqual(ids.map(() => 'Bearer tok'))
   })
   it('retries with the same key after each Retry-After, up to the bound, then fails', async () => {
-    const fake = fakeFetch((id, attempt) => (id === 'a' && attempt < 3 ? { status: 503, code: 'idempotency-store-unavailable', retryAfter: String(attempt) } : { status: 200 }))
+    const fake = fakeFetch((id, attempt) =>
+      id === 'a' && attempt < 3 ? { status: 503, code: 'idempotency-store-unavailable', retryAfter: String(attempt) } : { status: 200 },
+    )
     const opts = options(fake.fetch)
     const [a] = await sendAll([prepared('a')], opts)
     expect(a).toEqual({ kind: 'registered', status: 200, attempts: 3 })
@@ -114,20 +124,30 @@ describe('sending', () => {
     const always = fakeFetch(() => ({ status: 429, code: 'rate-limit-exceeded', retryAfter: '0' }))
     const [gaveUp] = await sendAll([prepared('a')], options(always.fetch))
     expect(always.sent).toHaveLength(5)
-    expect(gaveUp).toMatchObject({ kind: 'failed', status: 429, attempts: 5, error: { code: 'rate-limit-exceeded', message: expect.stringMatching(/^gave up after 5 attempts/) } })
+    expect(gaveUp).toMatchObject({
+      kind: 'failed',
+      status: 429,
+      attempts: 5,
+      error: { code: 'rate-limit-exceeded', message: expect.stringMatching(/^gave up after 5 attempts/) },
+    })
   })
   it('after a failure, starts no new request; the ones in flight finish', async () => {
     const failed = { promise: Promise.resolve(), release: (): void => undefined }
     failed.promise = new Promise<void>((r) => (failed.release = r))
     // b, c and d answer only once a has failed and been counted.
-    const fake = fakeFetch((id) => (id === 'a' ? { status: 400, code: 'validation-failed' } : { status: 200 }), (id) => (id === 'a' ? Promise.resolve() : failed.promise))
+    const fake = fakeFetch(
+      (id) => (id === 'a' ? { status: 400, code: 'validation-failed' } : { status: 200 }),
+      (id) => (id === 'a' ? Promise.resolve() : failed.promise),
+    )
     const outcomes = await sendAll(ids.map(prepared), options(fake.fetch, { onOutcome: (p) => p.label === 'a' && failed.release() }))
     expect(outcomes.map((o) => o.kind)).toEqual(['failed', 'registered', 'registered', 'registered', 'skipped', 'skipped'])
     expect(fake.sent.map((s) => s.id)).toEqual(['a', 'b', 'c', 'd'])
   })
   it('a 401 also ends the retries that are waiting', async () => {
     let retried = false
-    const fake = fakeFetch((id) => (id === 'a' ? { status: 503, code: 'idempotency-store-unavailable', retryAfter: '30' } : { status: 401, code: 'unauthorized' }))
+    const fake = fakeFetch((id) =>
+      id === 'a' ? { status: 503, code: 'idempotency-store-unavailable', retryAfter: '30' } : { status: 401, code: 'unauthorized' },
+    )
     const outcomes = await sendAll(
       ['a', 'b'].map(prepared),
       options(fake.fetch, {

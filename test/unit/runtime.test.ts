@@ -5,7 +5,13 @@ import { describeRuntime, runtimeProblem } from '../../src/runtime.js'
 
 describe('the runtime decides the version-specific flags in one place', () => {
   it('Node 24 and 26 take --permission; only Node 25 and later gate the network under it', () => {
-    expect(describeRuntime({ node: '24.22.3' }, { typescript: 'strip' })).toEqual({ version: 'v24.22.3', major: 24, permissionFlag: '--permission', permissionGatesNet: false, typeStripping: true })
+    expect(describeRuntime({ node: '24.22.3' }, { typescript: 'strip' })).toEqual({
+      version: 'v24.22.3',
+      major: 24,
+      permissionFlag: '--permission',
+      permissionGatesNet: false,
+      typeStripping: true,
+    })
     expect(describeRuntime({ node: '26.12.1' }, { typescript: 'strip' })).toMatchObject({ permissionFlag: '--permission', permissionGatesNet: true })
     expect(describeRuntime({ node: '22.11.0' }, { typescript: false })).toMatchObject({ permissionFlag: '--experimental-permission', typeStripping: false })
   })

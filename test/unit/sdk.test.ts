@@ -6,9 +6,11 @@ import { findCheck, findHandler } from '../../workers/module-shapes.js'
 describe('idempotencyKey', () => {
   // Expected values computed independently with Python:
   //   uuid.uuid5(UUID('a70d5bff-…'), json.dumps(parts, separators=(',', ':'), ensure_ascii=False))
-  it('matches an independent computation, with and without the model\'s call id', () => {
+  it("matches an independent computation, with and without the model's call id", () => {
     expect(idempotencyKey({ runId: 'run-1', stepScope: 'node:fetch', toolId: 'acme.fetch' })).toBe('006b75e4-6aff-5268-a1ea-8de2659ec34d')
-    expect(idempotencyKey({ runId: 'run-1', stepScope: 'node:fetch', toolId: 'acme.fetch', modelCallId: 'call_abc' })).toBe('57f6b20e-b2c5-52ea-9280-d77f4e000513')
+    expect(idempotencyKey({ runId: 'run-1', stepScope: 'node:fetch', toolId: 'acme.fetch', modelCallId: 'call_abc' })).toBe(
+      '57f6b20e-b2c5-52ea-9280-d77f4e000513',
+    )
   })
   it('writes characters beyond ASCII as themselves, never as \\u escapes', () => {
     expect(idempotencyKey({ runId: 'rün-✓', stepScope: 'loop[2]/step "q"', toolId: 'acme.日本' })).toBe('f18c8913-f3e3-5300-ac75-b32c3b5879c3')

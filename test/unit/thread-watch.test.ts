@@ -25,7 +25,7 @@ function watching(pool: () => number): { tripped: Promise<string>; watch: Thread
 }
 
 describe('the thread count of a limited pack process', () => {
-  it('reads this process\'s threads from /proc', () => {
+  it("reads this process's threads from /proc", () => {
     expect(threadsOf(process.pid)).toBeGreaterThan(0)
     expect(threadsOf(2 ** 30)).toBeUndefined()
   })
@@ -38,9 +38,13 @@ describe('the thread count of a limited pack process', () => {
     expect(await tripped).toMatch(/^1 thread\(s\) beyond Node's own and its pool's workers$/)
   })
 
-  it('the pool\'s own workers, counted by the pool, do not trip it', async () => {
+  it("the pool's own workers, counted by the pool, do not trip it", async () => {
     let tripped = false
-    const w = watchThreads(process.pid, () => setImmediate(() => w.counted(workers.length)), () => (tripped = true))
+    const w = watchThreads(
+      process.pid,
+      () => setImmediate(() => w.counted(workers.length)),
+      () => (tripped = true),
+    )
     w.readBase()
     watch = w
     workers.push(idleWorker(), idleWorker())

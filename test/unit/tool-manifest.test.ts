@@ -7,8 +7,25 @@ import { buildManifest, manifestProblems, manifestsFromIndex, type ToolManifest 
 import type { IndexTool, PackIndex } from '../../src/pack-index.js'
 
 const PROJECT = '2489e9ad-2ee2-4e00-8ec9-32d5f69181c0'
-const base = { v: 1, packId: 'acme', packVersion: '1.0.0', artifactVersion: '20261130.2', publishedAt: '2026-11-30T10:00:00.000Z', tools: [], guardrails: [], agents: [], flows: [] }
-const tool: IndexTool = { id: 'acme.echo', version: '1.0.0', description: 'Echoes.', modulePath: 'tools/echo.js', input: { type: 'object' }, output: { type: 'object' } }
+const base = {
+  v: 1,
+  packId: 'acme',
+  packVersion: '1.0.0',
+  artifactVersion: '20261130.2',
+  publishedAt: '2026-11-30T10:00:00.000Z',
+  tools: [],
+  guardrails: [],
+  agents: [],
+  flows: [],
+}
+const tool: IndexTool = {
+  id: 'acme.echo',
+  version: '1.0.0',
+  description: 'Echoes.',
+  modulePath: 'tools/echo.js',
+  input: { type: 'object' },
+  output: { type: 'object' },
+}
 const index = { ...base, tools: [tool] } as unknown as PackIndex
 
 const everything = {
@@ -29,7 +46,12 @@ const everything = {
 describe('building a manifest', () => {
   it('carries id, projectId, description, version, input and output', () => {
     expect(buildManifest(tool, index, { projectId: PROJECT })).toEqual({
-      id: 'acme.echo', projectId: PROJECT, description: 'Echoes.', version: '1.0.0', input: { type: 'object' }, output: { type: 'object' },
+      id: 'acme.echo',
+      projectId: PROJECT,
+      description: 'Echoes.',
+      version: '1.0.0',
+      input: { type: 'object' },
+      output: { type: 'object' },
     })
   })
   it('carries every optional field the index has, as it is, and none it lacks', () => {
@@ -38,13 +60,16 @@ describe('building a manifest', () => {
     expect(manifestProblems(manifest, '')).toEqual([])
     expect(Object.keys(buildManifest(tool, index, { projectId: PROJECT }))).not.toContain('sandbox')
   })
-  it('never carries what is the index\'s own (modulePath) unless in codeArtifactRef', () => {
+  it("never carries what is the index's own (modulePath) unless in codeArtifactRef", () => {
     expect(buildManifest({ ...tool, somethingNew: 1 }, index, { projectId: PROJECT })).not.toHaveProperty('modulePath')
     expect(buildManifest({ ...tool, somethingNew: 1 }, index, { projectId: PROJECT })).not.toHaveProperty('somethingNew')
   })
   it('with an image, a tool with a handler gets codeArtifactRef: oci, the image, its modulePath, the artifactVersion', () => {
     expect(buildManifest(tool, index, { projectId: PROJECT, image: 'registry.example/acme:1' }).codeArtifactRef).toEqual({
-      kind: 'oci', imageRef: 'registry.example/acme:1', modulePath: 'tools/echo.js', artifactVersion: '20261130.2',
+      kind: 'oci',
+      imageRef: 'registry.example/acme:1',
+      modulePath: 'tools/echo.js',
+      artifactVersion: '20261130.2',
     })
     expect(buildManifest(tool, index, { projectId: PROJECT })).not.toHaveProperty('codeArtifactRef')
   })
@@ -86,7 +111,9 @@ describe('the ToolManifest rules', () => {
     ])
   })
   it('an effect kind the spec does not list is refused', () => {
-    expect(problemsOf({ effects: [{ kind: 'reads' }, { kind: 'teleports' }] })).toEqual([{ path: '/tools/4/effects/1/kind', message: expect.stringContaining('"teleports" is not one of') }])
+    expect(problemsOf({ effects: [{ kind: 'reads' }, { kind: 'teleports' }] })).toEqual([
+      { path: '/tools/4/effects/1/kind', message: expect.stringContaining('"teleports" is not one of') },
+    ])
   })
   it('needsSpec.env names under KINDGI_ and secret names under kindgi. are reserved', () => {
     expect(problemsOf({ needsSpec: { env: { KINDGI_TENANT: {}, OWN: {} }, secrets: { 'kindgi.signing': {} } } })).toEqual([

@@ -10,8 +10,16 @@ const POOLED = fileURLToPath(new URL('../../dist/workers/bundled/pooled.js', imp
 export function warmPool(entries: RunnableEntry[], cores: number, maxThreads: number): { pool: WarmPool; replaced: string[] } {
   const replaced: string[] = []
   const pool = createWarmPool({
-    key: 'none', entries, env: {}, memMB: undefined, maxThreads, minThreads: 1, workerThreads: cores,
-    onReplaced: (reason) => replaced.push(reason), onFileRequest: () => undefined, workerFile: POOLED,
+    key: 'none',
+    entries,
+    env: {},
+    memMB: undefined,
+    maxThreads,
+    minThreads: 1,
+    workerThreads: cores,
+    onReplaced: (reason) => replaced.push(reason),
+    onFileRequest: () => undefined,
+    workerFile: POOLED,
   })
   afterAll(() => pool.close())
   return { pool, replaced }

@@ -14,8 +14,18 @@ import type { RunnableEntry } from '../../src/protocol/runnable-entry.js'
 const PACK = fileURLToPath(new URL('../fixtures/basic-pack/', import.meta.url))
 function entry(id: string, extra: Partial<RunnableEntry> = {}): RunnableEntry {
   return {
-    key: `tool:${id}@1.0.0`, target: 'tool', id, version: '1.0.0', modulePath: `tools/${id}.js`, absPath: join(PACK, `tools/${id}.js`),
-    posture: 'none', networkNone: false, pauses: false, storesFiles: false, readsFiles: false, ...extra,
+    key: `tool:${id}@1.0.0`,
+    target: 'tool',
+    id,
+    version: '1.0.0',
+    modulePath: `tools/${id}.js`,
+    absPath: join(PACK, `tools/${id}.js`),
+    posture: 'none',
+    networkNone: false,
+    pauses: false,
+    storesFiles: false,
+    readsFiles: false,
+    ...extra,
   }
 }
 const FAULT_PACK = fileURLToPath(new URL('../fixtures/fault-pack/', import.meta.url))
@@ -85,7 +95,7 @@ describe('a worker that ends at any point of a call', () => {
     expect(replaced).toEqual(['crash'])
   })
 
-  it('terminated past a deadline\'s grace: the calls queued after it are untouched', async () => {
+  it("terminated past a deadline's grace: the calls queued after it are untouched", async () => {
     replaced.length = 0
     const stuck = pool.run(task('spin', {}))
     const after = [1, 2, 3].map((i) => pool.run(task('echo', { i })))

@@ -6,7 +6,16 @@ import type { PackIndex } from '../../src/pack-index.js'
 import { envDroppedReporter, workerEnv } from '../../src/pool/worker-env.js'
 
 function indexDeclaring(required: string[] = [], optional: string[] = []): PackIndex {
-  return { v: 1, packId: 'p', packVersion: '1.0.0', artifactVersion: '1', publishedAt: '2026-01-01T00:00:00Z', tools: [], guardrails: [], env: { required, optional } }
+  return {
+    v: 1,
+    packId: 'p',
+    packVersion: '1.0.0',
+    artifactVersion: '1',
+    publishedAt: '2026-01-01T00:00:00Z',
+    tools: [],
+    guardrails: [],
+    env: { required, optional },
+  }
 }
 
 /** Names each set to a value that spells them, so a test can also see values arrive intact. */
@@ -19,26 +28,63 @@ const GROUPS: Record<string, string[]> = {
   'runtime settings': ['NODE_ENV', 'NODE_OPTIONS', 'JAVA_HOME', 'JAVA_TOOL_OPTIONS', 'VIRTUAL_ENV', 'PYTHONPATH', 'PYTHONUNBUFFERED', 'PYTHON_VERSION'],
   'the port': ['PORT'],
   'proxies and certificates': [
-    'HTTP_PROXY', 'HTTPS_PROXY', 'NO_PROXY', 'ALL_PROXY', 'http_proxy', 'https_proxy', 'no_proxy', 'all_proxy',
-    'NODE_EXTRA_CA_CERTS', 'NODE_USE_SYSTEM_CA', 'SSL_CERT_FILE', 'SSL_CERT_DIR', 'REQUESTS_CA_BUNDLE', 'CURL_CA_BUNDLE',
-    'AWS_CA_BUNDLE', 'GRPC_DEFAULT_SSL_ROOTS_FILE_PATH',
+    'HTTP_PROXY',
+    'HTTPS_PROXY',
+    'NO_PROXY',
+    'ALL_PROXY',
+    'http_proxy',
+    'https_proxy',
+    'no_proxy',
+    'all_proxy',
+    'NODE_EXTRA_CA_CERTS',
+    'NODE_USE_SYSTEM_CA',
+    'SSL_CERT_FILE',
+    'SSL_CERT_DIR',
+    'REQUESTS_CA_BUNDLE',
+    'CURL_CA_BUNDLE',
+    'AWS_CA_BUNDLE',
+    'GRPC_DEFAULT_SSL_ROOTS_FILE_PATH',
   ],
   OpenTelemetry: ['OTEL_SERVICE_NAME', 'OTEL_EXPORTER_OTLP_ENDPOINT'],
   'Cloud Run': ['K_SERVICE', 'K_REVISION', 'K_CONFIGURATION', 'CLOUD_RUN_JOB', 'CLOUD_RUN_TASK_INDEX'],
   AWS: [
-    'AWS_REGION', 'AWS_DEFAULT_REGION', 'AWS_CONTAINER_CREDENTIALS_RELATIVE_URI', 'AWS_CONTAINER_CREDENTIALS_FULL_URI',
-    'AWS_WEB_IDENTITY_TOKEN_FILE', 'AWS_ROLE_ARN', 'ECS_CONTAINER_METADATA_URI', 'ECS_CONTAINER_METADATA_URI_V4',
+    'AWS_REGION',
+    'AWS_DEFAULT_REGION',
+    'AWS_CONTAINER_CREDENTIALS_RELATIVE_URI',
+    'AWS_CONTAINER_CREDENTIALS_FULL_URI',
+    'AWS_WEB_IDENTITY_TOKEN_FILE',
+    'AWS_ROLE_ARN',
+    'ECS_CONTAINER_METADATA_URI',
+    'ECS_CONTAINER_METADATA_URI_V4',
   ],
-  Azure: ['IDENTITY_ENDPOINT', 'IDENTITY_HEADER', 'AZURE_CLIENT_ID', 'AZURE_TENANT_ID', 'AZURE_FEDERATED_TOKEN_FILE', 'AZURE_AUTHORITY_HOST', 'CONTAINER_APP_NAME', 'CONTAINER_APP_REVISION'],
+  Azure: [
+    'IDENTITY_ENDPOINT',
+    'IDENTITY_HEADER',
+    'AZURE_CLIENT_ID',
+    'AZURE_TENANT_ID',
+    'AZURE_FEDERATED_TOKEN_FILE',
+    'AZURE_AUTHORITY_HOST',
+    'CONTAINER_APP_NAME',
+    'CONTAINER_APP_REVISION',
+  ],
   'Kindgi (but the tokens)': ['KINDGI_PACK_TENANT_ID', 'KINDGI_PACK_SANDBOX'],
 }
 
 // Each under a name a passed prefix or name could be mistaken for (AWS_*, AZURE_*, GOOGLE_*, KINDGI_*).
 const CREDENTIALS = [
-  'AWS_SECRET_ACCESS_KEY', 'AWS_ACCESS_KEY_ID', 'AWS_SESSION_TOKEN', 'AWS_SECURITY_TOKEN', 'AWS_CONTAINER_AUTHORIZATION_TOKEN',
-  'GOOGLE_APPLICATION_CREDENTIALS', 'GOOGLE_API_KEY',
-  'AZURE_CLIENT_SECRET', 'AZURE_CLIENT_CERTIFICATE_PATH', 'AZURE_CLIENT_CERTIFICATE_PASSWORD', 'AZURE_PASSWORD',
-  'KINDGI_API_TOKEN', 'KINDGI_API_TOKEN_FILE',
+  'AWS_SECRET_ACCESS_KEY',
+  'AWS_ACCESS_KEY_ID',
+  'AWS_SESSION_TOKEN',
+  'AWS_SECURITY_TOKEN',
+  'AWS_CONTAINER_AUTHORIZATION_TOKEN',
+  'GOOGLE_APPLICATION_CREDENTIALS',
+  'GOOGLE_API_KEY',
+  'AZURE_CLIENT_SECRET',
+  'AZURE_CLIENT_CERTIFICATE_PATH',
+  'AZURE_CLIENT_CERTIFICATE_PASSWORD',
+  'AZURE_PASSWORD',
+  'KINDGI_API_TOKEN',
+  'KINDGI_API_TOKEN_FILE',
 ]
 const TOKENS = ['KINDGI_PACK_SERVICE_TOKEN', 'KINDGI_PACK_SERVICE_TOKEN_FILE']
 

@@ -28,8 +28,8 @@ function expectAnsweredByHost(answers: RawAnswer[], tool: string, output: (i: nu
   })
 }
 
-describe('finding 1: pack code cannot accept connections on the service\'s listening socket', () => {
-  it('under strict, a call that wraps the listening fd gets none of the runtime\'s connections; /healthz answers and the port still listens', async () => {
+describe("finding 1: pack code cannot accept connections on the service's listening socket", () => {
+  it("under strict, a call that wraps the listening fd gets none of the runtime's connections; /healthz answers and the port still listens", async () => {
     await withHost({ env: STRICT }, async (host) => {
       const attack = rawInvoke(host.port, 'steal-listener', { ms: 1500 }, { tenantId: 'tenant-a', runId: 'attack' })
       await sleep(400)
@@ -37,8 +37,18 @@ describe('finding 1: pack code cannot accept connections on the service\'s liste
       const attacked = await attack
       // Whatever the attack call itself answered, it must have captured nothing.
       const captured: string[] = 'error' in attacked ? [] : (attacked.body?.output?.captured ?? [])
-      expect.soft(captured.some((c) => c.includes(TOKEN)), 'the attack read the service token').toBe(false)
-      expect.soft(captured.some((c) => c.includes(SECRET)), 'the attack read another tenant\'s secret').toBe(false)
+      expect
+        .soft(
+          captured.some((c) => c.includes(TOKEN)),
+          'the attack read the service token',
+        )
+        .toBe(false)
+      expect
+        .soft(
+          captured.some((c) => c.includes(SECRET)),
+          "the attack read another tenant's secret",
+        )
+        .toBe(false)
       expectAnsweredByHost(answers, 'echo', (i) => ({ input: { i }, tenantId: 'tenant-b' }))
       await sleep(300) // the attacker's worker is gone: its handle (and today the fd) with it
       await stillServes(host)

@@ -10,7 +10,13 @@ const SECRET = 'tenant-b-secret-for-finding-2'
 
 /** Sends one invoke in 8-byte pieces, 20 ms apart (about 1.2 s), on a raw connection; resolves with what came back. */
 function slowCaller(port: number): Promise<string> {
-  const body = JSON.stringify({ v: 2, kind: 'invoke', tool: { id: 'echo' }, input: { from: 'tenant-b' }, ctx: { tenantId: 'tenant-b', runId: 'r', secrets: { apiKey: SECRET } } })
+  const body = JSON.stringify({
+    v: 2,
+    kind: 'invoke',
+    tool: { id: 'echo' },
+    input: { from: 'tenant-b' },
+    ctx: { tenantId: 'tenant-b', runId: 'r', secrets: { apiKey: SECRET } },
+  })
   const request =
     `POST /v1/invoke HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\nkindgi-pack-token: ${TOKEN}\r\n` +
     `content-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`
@@ -36,8 +42,8 @@ function slowCaller(port: number): Promise<string> {
   })
 }
 
-describe('finding 2: pack code cannot read or write other callers\' connections', () => {
-  it('under strict, a call spinning on fs.readSync over the process\'s sockets reads nothing of another caller\'s request, which is answered right', async () => {
+describe("finding 2: pack code cannot read or write other callers' connections", () => {
+  it("under strict, a call spinning on fs.readSync over the process's sockets reads nothing of another caller's request, which is answered right", async () => {
     await withHost({ env: STRICT }, async (host) => {
       const attack = rawInvoke(host.port, 'race-read', { ms: 3000 }, { tenantId: 'tenant-a', runId: 'attack' })
       await sleep(300)
@@ -45,21 +51,21 @@ describe('finding 2: pack code cannot read or write other callers\' connections'
       const attacked = await attack
       const stolen: string = 'error' in attacked ? '' : (attacked.body?.output?.stolen ?? '')
       expect.soft(stolen.includes(TOKEN), 'the attack read the service token').toBe(false)
-      expect.soft(stolen.includes(SECRET), 'the attack read another tenant\'s secret').toBe(false)
+      expect.soft(stolen.includes(SECRET), "the attack read another tenant's secret").toBe(false)
       expect.soft(stolen, 'bytes of other connections the attack read').toBe('')
-      expect.soft(victim, 'the victim\'s answer').toContain('{"v":2,"kind":"result","output":{"input":{"from":"tenant-b"},"tenantId":"tenant-b"}}')
+      expect.soft(victim, "the victim's answer").toContain('{"v":2,"kind":"result","output":{"input":{"from":"tenant-b"},"tenantId":"tenant-b"}}')
       await stillServes(host)
     })
   })
 
-  it('under strict, a call writing onto every connected socket forges no other caller\'s answer', async () => {
+  it("under strict, a call writing onto every connected socket forges no other caller's answer", async () => {
     await withHost({ env: STRICT }, async (host) => {
       const victim = rawInvoke(host.port, 'files-victim', { ms: 1500 }, { tenantId: 'tenant-b', runId: 'victim' })
       await sleep(200)
       const attack = await rawInvoke(host.port, 'race-forge', { ms: 800 }, { tenantId: 'tenant-a', runId: 'attack' })
       const answer = await victim
-      expect.soft('error' in answer ? answer : answer.body, 'the victim\'s answer').toEqual({ v: 2, kind: 'result', output: { slept: 1500 } })
-      expect.soft('error' in attack ? attack : attack.body?.output?.forgedOnto ?? 0, 'sockets the attack wrote onto').toBe(0)
+      expect.soft('error' in answer ? answer : answer.body, "the victim's answer").toEqual({ v: 2, kind: 'result', output: { slept: 1500 } })
+      expect.soft('error' in attack ? attack : (attack.body?.output?.forgedOnto ?? 0), 'sockets the attack wrote onto').toBe(0)
       await stillServes(host)
     })
   })

@@ -40,11 +40,11 @@ describe('finding 5: pack code cannot run code in the front (non-strict service)
     await stillServes(host)
   })
 
-  it('a network-none tool cannot make a request through the front\'s main thread', async () => {
+  it("a network-none tool cannot make a request through the front's main thread", async () => {
     const { port } = server.address() as AddressInfo
     const res = await rawInvoke(host.port, 'inspector-fetch', { url: `http://127.0.0.1:${port}/` }, { tenantId: 'tenant-a', runId: 'attack' })
     expect.soft(hits, 'requests that reached the outside server').toBe(0)
-    expect.soft('error' in res ? res : res.body?.output?.fetched ?? null, 'what the attack fetched').not.toBe('reached')
+    expect.soft('error' in res ? res : (res.body?.output?.fetched ?? null), 'what the attack fetched').not.toBe('reached')
     await stillServes(host)
   })
 })

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest'
 import { sleep } from '../helpers/host.js'
 import { rawInvoke, STRICT, stillServes, withHost } from './walls-helpers.js'
 
-describe('finding 6: pack code cannot fire another call\'s abortSignal', () => {
+describe("finding 6: pack code cannot fire another call's abortSignal", () => {
   for (const posture of ['none', 'strict'] as const) {
     it(`under ${posture}, abort notices posted for every call id leave another tenant's running call un-aborted`, async () => {
       await withHost({ env: posture === 'strict' ? STRICT : {} }, async (host) => {
@@ -13,7 +13,7 @@ describe('finding 6: pack code cannot fire another call\'s abortSignal', () => {
         const attack = await rawInvoke(host.port, 'abort-others', { upTo: 50, ms: 500 }, { tenantId: 'tenant-a', runId: 'attack' })
         expect.soft('error' in attack ? attack : attack.body?.kind, 'the attack call ran').toBeDefined()
         const answer = await victim
-        expect.soft('error' in answer ? answer : answer.body, 'the victim\'s answer').toEqual({ v: 2, kind: 'result', output: { aborted: false } })
+        expect.soft('error' in answer ? answer : answer.body, "the victim's answer").toEqual({ v: 2, kind: 'result', output: { aborted: false } })
         await stillServes(host)
       })
     })

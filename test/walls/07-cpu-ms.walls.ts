@@ -10,7 +10,9 @@ describe('finding 7: cpuMs holds whatever pack code writes in memory it can reac
         const started = Date.now()
         const res = await rawInvoke(host.port, 'cpu-rewrite', { ms: 2500 }, { tenantId: 'tenant-a', runId: 'attack' }, 10_000)
         const took = Date.now() - started
-        expect.soft('error' in res ? res : res.body, 'the attack\'s answer').toMatchObject({ v: 2, kind: 'error', code: 'deadline-exceeded', toolId: 'cpu-rewrite' })
+        expect
+          .soft('error' in res ? res : res.body, "the attack's answer")
+          .toMatchObject({ v: 2, kind: 'error', code: 'deadline-exceeded', toolId: 'cpu-rewrite' })
         if (!('error' in res)) expect.soft(String(res.body?.message), 'the message').toContain('cpuMs 300')
         expect.soft(took, 'ms until the answer').toBeLessThan(2000)
         await stillServes(host)
@@ -25,7 +27,9 @@ describe('finding 7, in a process of its own: cpuMs holds whatever pack code say
       const started = Date.now()
       const res = await rawInvoke(host.port, 'cpu-restart', { ms: 2500 }, { tenantId: 'tenant-a', runId: 'attack' }, 10_000)
       const took = Date.now() - started
-      expect.soft('error' in res ? res : res.body, 'the attack\'s answer').toMatchObject({ v: 2, kind: 'error', code: 'deadline-exceeded', toolId: 'cpu-restart' })
+      expect
+        .soft('error' in res ? res : res.body, "the attack's answer")
+        .toMatchObject({ v: 2, kind: 'error', code: 'deadline-exceeded', toolId: 'cpu-restart' })
       expect.soft(took, 'ms until the answer').toBeLessThan(2000)
       await stillServes(host)
     })

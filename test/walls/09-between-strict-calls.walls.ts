@@ -7,13 +7,13 @@ import { rawInvoke, STRICT, stillServes, withHost } from './walls-helpers.js'
 const SECRET_A = 'tenant-a-secret-for-finding-9'
 
 describe('finding 9: nothing of one strict call reaches another', () => {
-  it('under strict, tenant A\'s secret posted on a BroadcastChannel is not heard by tenant B\'s later call', async () => {
+  it("under strict, tenant A's secret posted on a BroadcastChannel is not heard by tenant B's later call", async () => {
     await withHost({ env: STRICT }, async (host) => {
       // While A runs, the spares for the next calls start and their modules subscribe.
       const a = await rawInvoke(host.port, 'carry', { role: 'leak', ms: 1000 }, { tenantId: 'tenant-a', runId: 'a', secrets: { apiKey: SECRET_A } })
       expect(a).toMatchObject({ body: { v: 2, kind: 'result', output: { leaked: true } } })
       const b = await rawInvoke(host.port, 'carry', { role: 'collect', ms: 0 }, { tenantId: 'tenant-b', runId: 'b' })
-      expect.soft('error' in b ? b : JSON.stringify(b.body), 'what tenant B\'s call heard').not.toContain(SECRET_A)
+      expect.soft('error' in b ? b : JSON.stringify(b.body), "what tenant B's call heard").not.toContain(SECRET_A)
       await stillServes(host)
     })
   })
@@ -22,7 +22,7 @@ describe('finding 9: nothing of one strict call reaches another', () => {
     await withHost({ env: STRICT }, async (host) => {
       expect(await rawInvoke(host.port, 'v8-flags', { role: 'set' }, { tenantId: 'tenant-a', runId: 'a' })).toMatchObject({ body: { output: { set: true } } })
       const probe = await rawInvoke(host.port, 'v8-flags', { role: 'probe' }, { tenantId: 'tenant-b', runId: 'b' })
-      expect.soft('error' in probe ? probe : probe.body, 'the next call\'s view').toMatchObject({ v: 2, kind: 'result', output: { nativesSyntax: false } })
+      expect.soft('error' in probe ? probe : probe.body, "the next call's view").toMatchObject({ v: 2, kind: 'result', output: { nativesSyntax: false } })
       await stillServes(host)
     })
   })

@@ -5,14 +5,16 @@ import { sleep } from '../helpers/host.js'
 import { rawInvoke, STRICT, stillServes, withHost } from './walls-helpers.js'
 
 describe('finding 11: calls that hold a thread without computing do not starve other tenants', () => {
-  it('under strict with 2 worker threads, two calls parked in Atomics.wait for 4 s leave another tenant\'s echo answered within 1 s', async () => {
+  it("under strict with 2 worker threads, two calls parked in Atomics.wait for 4 s leave another tenant's echo answered within 1 s", async () => {
     await withHost({ env: { ...STRICT, KINDGI_PACK_WORKER_THREADS: '2' } }, async (host) => {
       const parked = [1, 2].map((i) => rawInvoke(host.port, 'atomics-park', { ms: 4000 }, { tenantId: 'tenant-a', runId: `park-${i}` }))
       await sleep(300)
       const started = Date.now()
       const echo = await rawInvoke(host.port, 'echo', { trivial: true }, { tenantId: 'tenant-b', runId: 'victim' }, 3_000)
       const took = Date.now() - started
-      expect.soft('error' in echo ? echo : echo.body, 'the victim\'s answer').toEqual({ v: 2, kind: 'result', output: { input: { trivial: true }, tenantId: 'tenant-b' } })
+      expect
+        .soft('error' in echo ? echo : echo.body, "the victim's answer")
+        .toEqual({ v: 2, kind: 'result', output: { input: { trivial: true }, tenantId: 'tenant-b' } })
       expect.soft(took, 'ms the victim waited').toBeLessThan(1000)
       await Promise.all(parked)
       await stillServes(host)

@@ -18,8 +18,8 @@ describe('finding 12: pack code burns no CPU while no call of it runs', () => {
     expect(await idleCpuMs(`${FIXTURES}/basic-pack/index.json`)).toBeLessThan(300)
   })
 
-  it('under strict, with no call at all, the service\'s processes use under 15 % of a core over 2 s', async () => {
+  it("under strict, with no call at all, the service's processes use under 15 % of a core over 2 s", async () => {
     const used = await idleCpuMs(`${FIXTURES}/walls-spare-burn-pack/index.json`)
-    expect(used, 'CPU ms used by the host\'s processes in 2 s with no call').toBeLessThan(300)
+    expect(used, "CPU ms used by the host's processes in 2 s with no call").toBeLessThan(300)
   })
 })

@@ -16,12 +16,12 @@ describe('finding 13: a non-strict service holds its promises past the guards', 
     const res = await rawInvoke(host.port, 'raw-child', { marker }, { tenantId: 'tenant-a', runId: 'attack' })
     await sleep(200)
     expect.soft(existsSync(marker), `the spawned shell wrote its marker (${JSON.stringify('error' in res ? res : res.body)})`).toBe(false)
-    expect.soft('error' in res ? res : res.body, 'the attack\'s answer').toMatchObject({ v: 2, kind: 'error', toolId: 'raw-child' })
+    expect.soft('error' in res ? res : res.body, "the attack's answer").toMatchObject({ v: 2, kind: 'error', toolId: 'raw-child' })
     await stillServes(host)
   })
 
   for (const forge of [false, true]) {
-    it(`nothing a cpuMs-limited tool started runs on after its answer (a nested Worker${forge ? ' that forges its process\'s thread count' : ''})`, async () => {
+    it(`nothing a cpuMs-limited tool started runs on after its answer (a nested Worker${forge ? " that forges its process's thread count" : ''})`, async () => {
       const heartbeat = join(scratchDir('nested'), 'heartbeat.txt')
       const replacedBefore = host.lines.filter((l) => l.kind === 'worker-replaced' && l.id === 'nested-worker@1.0.0').length
       const res = await rawInvoke(host.port, 'nested-worker', { heartbeat, forge }, { tenantId: 'tenant-a', runId: 'attack' })
@@ -38,13 +38,13 @@ describe('finding 13: a non-strict service holds its promises past the guards', 
     })
   }
 
-  it('a context-isolated call cannot answer another tenant\'s concurrent call of the same tool', async () => {
+  it("a context-isolated call cannot answer another tenant's concurrent call of the same tool", async () => {
     const victim = rawInvoke(host.port, 'forge-answer', { role: 'victim', ms: 1500 }, { tenantId: 'tenant-b', runId: 'victim' })
     await sleep(400)
     const attack = await rawInvoke(host.port, 'forge-answer', { role: 'attacker', upTo: 50 }, { tenantId: 'tenant-a', runId: 'attack' })
     expect(attack).toMatchObject({ status: 200 })
     const answer = await victim
-    expect.soft('error' in answer ? answer : answer.body, 'the victim\'s answer').toEqual({ v: 2, kind: 'result', output: { answeredFor: 'tenant-b' } })
+    expect.soft('error' in answer ? answer : answer.body, "the victim's answer").toEqual({ v: 2, kind: 'result', output: { answeredFor: 'tenant-b' } })
     await stillServes(host)
   })
 })
@@ -53,7 +53,7 @@ describe('a result the host does not send', () => {
   it('under strict, a process that sends its own malformed result gets handler-throw, and the service serves on', async () => {
     await withHost({ env: STRICT }, async (host) => {
       const res = await rawInvoke(host.port, 'forge-result', {}, { tenantId: 'tenant-a', runId: 'attack' })
-      expect.soft('error' in res ? res : res.body, 'the attack\'s answer').toMatchObject({ v: 2, kind: 'error', code: 'handler-throw', toolId: 'forge-result' })
+      expect.soft('error' in res ? res : res.body, "the attack's answer").toMatchObject({ v: 2, kind: 'error', code: 'handler-throw', toolId: 'forge-result' })
       await stillServes(host)
     })
   })

@@ -44,7 +44,7 @@ for (const posture of ['none', 'strict'] as const) {
       const attack = rawInvoke(host.port, 'raw-listen', { port, ms: 1500 }, { tenantId: 'tenant-a', runId: 'attack' })
       const accepted = await knock(port, 'hello-from-outside', 1200)
       const res = await attack
-      expect.soft(accepted, 'a connection to the tool\'s port was accepted').toBe(false)
+      expect.soft(accepted, "a connection to the tool's port was accepted").toBe(false)
       expect.soft(JSON.stringify('error' in res ? res : res.body), 'what the tool received').not.toContain('hello-from-outside')
       await stillServes(host)
     })
@@ -67,7 +67,7 @@ describe('finding 14: in a non-strict service, posture promises hold past the in
     writeFileSync(path, 'keep me', { mode: 0o600 })
     const res = await rawInvoke(host.port, 'fd-tamper', { path }, { tenantId: 'tenant-a', runId: 'attack' })
     expect.soft(readFileSync(path, 'utf8'), `the file's content (${JSON.stringify('error' in res ? res : res.body)})`).toBe('keep me')
-    expect.soft(statSync(path).mode & 0o777, 'the file\'s mode').toBe(0o600)
+    expect.soft(statSync(path).mode & 0o777, "the file's mode").toBe(0o600)
     await stillServes(host)
   })
 

@@ -8,11 +8,16 @@ import { encodings, packCodeProcesses, scanMemory } from './memory-scan.js'
 import { rawInvoke, STRICT, withHost } from './walls-helpers.js'
 
 describe('the service token is in no process that runs pack code', () => {
-  it.skipIf(process.getuid?.() !== 0)('under strict, a scan of the pack-code processes\' memory finds the pack-held canary and never the token', async () => {
+  it.skipIf(process.getuid?.() !== 0)("under strict, a scan of the pack-code processes' memory finds the pack-held canary and never the token", async () => {
     await withHost({ env: STRICT }, async (host) => {
       const canary = `walls-canary-${randomBytes(8).toString('hex')}`
       // The request carries the canary in two parts: only the pack code that joins them holds it whole.
-      const holding = rawInvoke(host.port, 'canary-hold', { parts: [canary.slice(0, 13), canary.slice(13)], ms: 4000 }, { tenantId: 'tenant-a', runId: 'canary' })
+      const holding = rawInvoke(
+        host.port,
+        'canary-hold',
+        { parts: [canary.slice(0, 13), canary.slice(13)], ms: 4000 },
+        { tenantId: 'tenant-a', runId: 'canary' },
+      )
       await sleep(600)
       const { pids, how } = packCodeProcesses(host.proc.pid!)
       expect(pids.length, 'processes that run pack code').toBeGreaterThan(0)

@@ -11,12 +11,12 @@ import { rawInvoke, stillServes, withHost } from './walls-helpers.js'
 
 const PACK = join(FIXTURES, 'walls-pack/index.json')
 
-describe('finding 16: warm pack code reads neither the front\'s environment nor the token file', () => {
+describe("finding 16: warm pack code reads neither the front's environment nor the token file", () => {
   for (const posture of ['none', 'context-isolated'] as const) {
     it(`under ${posture}, the environ of every process it can name holds no token passed as a variable`, async () => {
       await withHost({ index: PACK, env: { KINDGI_PACK_SANDBOX: posture } }, async (host) => {
         const res = await rawInvoke(host.port, 'read-proc', {}, { tenantId: 'tenant-a', runId: 'attack' })
-        expect.soft('error' in res ? res : res.body?.kind, 'the attack\'s answer').toBe('result')
+        expect.soft('error' in res ? res : res.body?.kind, "the attack's answer").toBe('result')
         // It did read something (its own environ), so the scan ran; the front's was refused.
         expect.soft(Object.keys(('error' in res ? {} : res.body?.output?.results) ?? {}).length, 'paths it tried').toBeGreaterThan(3)
         expect.soft(JSON.stringify('error' in res ? res : res.body), 'what it read').not.toContain(TOKEN)

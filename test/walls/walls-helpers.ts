@@ -156,7 +156,9 @@ function alive(pid: number): boolean {
 /** The strict launcher's folder for ctx.tmpDir (from the served process's environment), if any. */
 function tmpRootOf(pid: number): string | undefined {
   try {
-    const line = readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').find((l) => l.startsWith('KINDGI_PACK_HOST_TMP_ROOT='))
+    const line = readFileSync(`/proc/${pid}/environ`, 'utf8')
+      .split('\0')
+      .find((l) => l.startsWith('KINDGI_PACK_HOST_TMP_ROOT='))
     const dir = line?.slice('KINDGI_PACK_HOST_TMP_ROOT='.length)
     return dir?.startsWith(join(tmpdir(), 'kindgi-pack-host-')) ? dir : undefined
   } catch {
@@ -209,5 +211,7 @@ export async function stillServes(host: Host): Promise<void> {
   expect.soft(await healthz(host.port), '/healthz after the attack').toMatchObject({ status: 200, body: { status: 'ok' } })
   expect.soft(await listens(host.port), 'the port still listens').toBe(true)
   const echo = await rawInvoke(host.port, 'echo', { after: 'attack' }, { tenantId: 'tenant-c', runId: 'r' })
-  expect.soft('error' in echo ? echo : echo.body, 'a plain call after the attack').toEqual({ v: 2, kind: 'result', output: { input: { after: 'attack' }, tenantId: 'tenant-c' } })
+  expect
+    .soft('error' in echo ? echo : echo.body, 'a plain call after the attack')
+    .toEqual({ v: 2, kind: 'result', output: { input: { after: 'attack' }, tenantId: 'tenant-c' } })
 }
