@@ -5,17 +5,13 @@
 // hold calls are idle, read from their busy time, sampled only while calls queue here. Short
 // calls never count: a worker idle between short calls waits for its caller, not for I/O.
 //
-// Short calls may overlap (warm pools only): a call hands its worker back through its pack
-// process's event loop, and a worker waits that long for its next call with its core idle.
-// So a call may also start while fewer than `cores` running calls have run longer than
-// SHORT_MS, up to twice `cores` in all: short calls fill the gaps, long ones still get a core
-// each. (Strict calls' processes do not: each one's start is already all CPU.)
-//
 // Why this is ours and not Piscina's queue: Piscina runs as many tasks as it has threads
 // (`maxThreads`, fixed when the pool is made) and cannot tell a thread that computes from one
 // whose task awaits I/O. So the warm pool (workers/warm-pool.ts) hands Piscina a task only
 // when this budget lets the call start, and Piscina's own queue holds a task only while the
-// worker it will run on starts. Strict calls' processes are budgeted here the same way.
+// worker it will run on starts. A call the warm pool puts behind a short one on its worker
+// takes that one's place when it ends (handOver). Strict calls' processes are budgeted here
+// the same way.
 
 /**
  * Something that holds calls (a worker thread, a strict call's process) and how long it has
@@ -50,10 +46,7 @@ const WINDOW_MS = 40
 
 type Item = { start: () => void; startedAt: number; state: 'queued' | 'running' | 'ended' }
 
-const SHORT_MS = 1
-
-export function createThreadBudget(cores: number, holders: () => Holder[], options: { shortCallsOverlap?: boolean } = {}): ThreadBudget {
-  const overlap = options.shortCallsOverlap === true
+export function createThreadBudget(cores: number, holders: () => Holder[]): ThreadBudget {
   const runningItems = new Set<Item>()
   let extra = 0
   let queue: Item[] = []
@@ -62,14 +55,8 @@ export function createThreadBudget(cores: number, holders: () => Holder[], optio
   /** Per holder: busy time and when it was read at the window's start, and whether it was idle over the last window. */
   let last = new WeakMap<object, { busy: number; at: number; idle: boolean }>()
 
-  /** Room for one more call: a core free, or (overlap) a core whose call is short, within twice the cores. */
   function room(): boolean {
-    if (runningItems.size < cores + extra) return true
-    if (!overlap || runningItems.size >= 2 * cores + extra) return false
-    const now = performance.now()
-    let long = 0
-    for (const item of runningItems) if (now - item.startedAt >= SHORT_MS) long++
-    return long < cores + extra
+    return runningItems.size < cores + extra
   }
 
   function pump(): void {

@@ -29,20 +29,6 @@ describe('createThreadBudget', () => {
     expect(started).toEqual([0, 1, 2])
     budget.close()
   })
-  it('with short calls overlapping, a call starts beside a short one, up to twice the cores, and none beside long ones', async () => {
-    const budget = createThreadBudget(1, () => [], { shortCallsOverlap: true })
-    const started: number[] = []
-    const tickets = [0, 1, 2].map((i) => budget.enqueue(() => started.push(i)))
-    // The first is short (just started): a second starts beside it; never a third on one core.
-    expect(started).toEqual([0, 1])
-    await sleep(5)
-    tickets[1]!.done()
-    // The one left has run long: the core is its own, and the next waits for it.
-    expect(started).toEqual([0, 1])
-    tickets[0]!.done()
-    expect(started).toEqual([0, 1, 2])
-    budget.close()
-  })
   it('a cancelled call never starts, and a started one cannot be cancelled', () => {
     const budget = createThreadBudget(1, () => [])
     const started: string[] = []
