@@ -72,6 +72,8 @@ type Call = {
   ticket: BudgetTicket | undefined
   /** Why the call was stopped, once it was: it answers no more, and runs no more if it had not. */
   stopped: StopReason | undefined
+  /** Its worker was terminated for it (past its stop's grace, or cpuMs). */
+  terminated: boolean
   /** What was given to Piscina: the balancer marks it withdrawn when the call was stopped before it reached a worker. */
   sent: (CallTask & { withdrawn?: boolean }) | undefined
   /** The worker to wait behind (chosen by this module), then the one the balancer gave it to. */
@@ -336,6 +338,8 @@ export function createWarmPool(options: WarmPoolOptions): WarmPool {
       return
     }
     if (call.stopped !== undefined) {
+      // Its worker has exited now: the line says it was replaced as its slot becomes free.
+      if (call.terminated) options.onReplaced(call.stopped, call.id)
       end(call, { kind: 'died', reason: 'crash', detail: 'its worker was terminated' })
       return
     }
@@ -359,7 +363,7 @@ export function createWarmPool(options: WarmPoolOptions): WarmPool {
     // Still in Piscina's queue, waiting for a worker to start: it will run nothing (reached()), and no worker is replaced.
     if (call.threadId === undefined) return
     ending.add(call.threadId)
-    options.onReplaced(reason, call.id)
+    call.terminated = true
     void thread(call.threadId)?.terminate()
   }
 
@@ -376,6 +380,7 @@ export function createWarmPool(options: WarmPoolOptions): WarmPool {
       answered: false,
       ticket: undefined,
       stopped: undefined,
+      terminated: false,
       sent: undefined,
       behind: undefined,
       threadId: undefined,
