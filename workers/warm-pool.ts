@@ -11,13 +11,13 @@
 // A worker's ways back are two, both Piscina's: the task's result, or its rejection (the
 // worker exited, crashed, or was terminated). A call that never ran (it waited behind one that
 // died, or its worker had retired) is run elsewhere; one that ran is answered.
-// Piscina is used through its public API: tasks that settle; `signal` to terminate a running
-// call's worker; `concurrentTasksPerWorker` so that a call can wait behind a short one on its
-// worker and start the moment it ends, without a trip through this process's event loop (a
-// worker handed its next call only after that trip waits for it with its core idle); a
-// `loadBalancer` that puts each call where this module decided and records which worker took
-// it (cpuMs reads that worker's event loop, retirement terminates that worker), told which call
-// a task is by `queueOptionsSymbol`; `resourceLimits` for memMB; its worker events.
+// Piscina is used through its public API: tasks that settle; `concurrentTasksPerWorker` so that
+// a call can wait behind a short one on its worker (line-up.ts) and start the moment it ends,
+// without a trip through this process's event loop; a `loadBalancer` that puts each call where
+// this module decided and records which worker took it (cpuMs reads that worker's event loop,
+// a stop or a retirement terminates that worker), told which call a task is by
+// `queueOptionsSymbol`; `resourceLimits` for memMB; `threads` and its worker events. No task
+// has a `signal`: Piscina runs a task that has one alone on its worker.
 // What Piscina lacks, and the one workaround: it cannot retire a worker after a task, so a call
 // that must not leave its worker reusable has this module terminate that worker, and the worker
 // itself runs nothing more (it answers `not-run`, and the call goes to another worker).
@@ -31,16 +31,12 @@ import type { RunnableEntry } from '../src/protocol/runnable-entry.js'
 import type { AbortNotice, CallTask, FileRequest, ProbeResult, WarmReply, WorkerSetup } from '../src/protocol/worker-messages.js'
 import { ABORT_GRACE_MS, describeDeath, resourceLimits, retireReason, WORKER_EXEC_ARGV, type GroupOptions, type RunningCall } from '../src/pool/group.js'
 import { createThreadBudget, type BudgetTicket, type Holder } from '../src/pool/thread-budget.js'
+import { BEHIND_MS, createLineUp, LINE } from './line-up.js'
 import { createWorkerLines } from './worker-lines.js'
 
 const POOLED_WORKER = fileURLToPath(new URL('./pooled.js', import.meta.url))
 /** How often a call past its cpuMs of wall time has its worker's busy time read. */
 const CPU_CHECK_MS = 20
-/** Calls on one worker at most: the one it runs and those waiting behind it. */
-const LINE = 4
-/** A call waits behind one that started less than this ago, of a tool whose calls take less than FAST_MS; one that waited this long is withdrawn. */
-const BEHIND_MS = 5
-const FAST_MS = 2
 
 /** As a front-side group is made (`maxThreads`: the service's concurrency cap), with the pack process's own budget. */
 export type WarmPoolOptions = Pick<GroupOptions, 'key' | 'entries' | 'env' | 'memMB' | 'maxThreads' | 'onReplaced' | 'onFileRequest'> & {
@@ -105,8 +101,7 @@ export function createWarmPool(options: WarmPoolOptions): WarmPool {
   /** Calls handed to Piscina and not settled, by call id: file requests are honoured only for these. */
   const inPiscina = new Map<number, Call>()
   const lines = createWorkerLines<Call>()
-  /** How long each entry's calls take, as a moving average, in ms: only fast ones have calls wait behind them. */
-  const typicalMs = new Map<string, number>()
+  const lineUpPolicy = createLineUp()
   let closing = false
 
   const pool = new Piscina({
@@ -199,8 +194,7 @@ export function createWarmPool(options: WarmPoolOptions): WarmPool {
     if (!lineUp || call.task.files !== undefined) return false
     const now = performance.now()
     const threadId = lines.shortest((running, length) => {
-      const typical = typicalMs.get(running.task.key)
-      return length < LINE && running.state === 'running' && now - running.startedAt < BEHIND_MS && typical !== undefined && typical < FAST_MS
+      return running.state === 'running' && lineUpPolicy.mayWaitBehind(running.task.key, running.startedAt, length, now)
     })
     if (threadId === undefined || ending.has(threadId)) return false
     call.state = 'behind'
@@ -317,9 +311,7 @@ export function createWarmPool(options: WarmPoolOptions): WarmPool {
       return
     }
     const result = (reply as { result: CallResult }).result
-    const took = performance.now() - call.startedAt
-    const typical = typicalMs.get(call.task.key)
-    typicalMs.set(call.task.key, typical === undefined ? took : typical * 0.8 + took * 0.2)
+    lineUpPolicy.took(call.task.key, performance.now() - call.startedAt)
     if (result.retire !== undefined && call.threadId !== undefined) retire(call.threadId, call.id, result.retire)
     end(call, { kind: 'result', result })
   }
