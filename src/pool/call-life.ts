@@ -110,6 +110,8 @@ export function followCall(running: RunningCall, entry: RunnableEntry, limits: C
   if (cpuMs !== undefined) cpuWatch = setTimeout(checkCpu, cpuMs)
   unsubscribe = limits.onCallerGone(() => feed({ kind: 'limit', reason: 'cancelled', answer: encode(cancelled(about)) }))
   void running.answer.then((answer) => feed({ kind: 'worker-answered', answer: fromGroup(answer, entry, about) }))
-  void running.freed.then(() => feed({ kind: 'worker-freed', answer: encode(workerDied(about, 'it let go of the call without an answer')) }))
+  // The answer for a worker that let go without one is made only then: nearly every call has its answer by now.
+  const letGo: CallAnswer = { outcome: 'handler-throw', body: '' }
+  void running.freed.then(() => feed({ kind: 'worker-freed', answer: state === 'running' ? encode(workerDied(about, 'it let go of the call without an answer')) : letGo }))
   return answered
 }
