@@ -112,6 +112,8 @@ export function followCall(running: RunningCall, entry: RunnableEntry, limits: C
   void running.answer.then((answer) => feed({ kind: 'worker-answered', answer: fromGroup(answer, entry, about) }))
   // The answer for a worker that let go without one is made only then: nearly every call has its answer by now.
   const letGo: CallAnswer = { outcome: 'handler-throw', body: '' }
-  void running.freed.then(() => feed({ kind: 'worker-freed', answer: state === 'running' ? encode(workerDied(about, 'it let go of the call without an answer')) : letGo }))
+  void running.freed.then(() =>
+    feed({ kind: 'worker-freed', answer: state === 'running' ? encode(workerDied(about, 'it let go of the call without an answer')) : letGo }),
+  )
   return answered
 }

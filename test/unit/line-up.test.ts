@@ -20,7 +20,7 @@ describe('waiting behind a call on its worker', () => {
     expect(policy.mayWaitBehind('echo', 100, LINE, 100.5)).toBe(false)
   })
 
-  it('follows how long a tool\'s calls take now: a tool that turned slow is waited behind no more', () => {
+  it("follows how long a tool's calls take now: a tool that turned slow is waited behind no more", () => {
     const policy = createLineUp()
     policy.took('tool', 0.3)
     for (let i = 0; i < 5; i++) policy.took('tool', 50)
