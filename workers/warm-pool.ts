@@ -29,7 +29,16 @@ import type { CallResult, GroupAnswer, StopReason } from '../src/protocol/call-a
 import { cpuExceeded } from '../src/protocol/messages.js'
 import type { RunnableEntry } from '../src/protocol/runnable-entry.js'
 import type { AbortNotice, CallTask, FileRequest, ProbeResult, WarmReply, WorkerSetup } from '../src/protocol/worker-messages.js'
-import { ABORT_GRACE_MS, describeDeath, resourceLimits, retireReason, WORKER_EXEC_ARGV, type GroupOptions, type RunningCall } from '../src/pool/group.js'
+import {
+  ABORT_GRACE_MS,
+  describeDeath,
+  replacedId,
+  resourceLimits,
+  retireReason,
+  WORKER_EXEC_ARGV,
+  type GroupOptions,
+  type RunningCall,
+} from '../src/pool/group.js'
 import { createThreadBudget, type BudgetTicket, type Holder } from '../src/pool/thread-budget.js'
 import { BEHIND_MS, createLineUp, LINE } from './line-up.js'
 import { createWorkerLines } from './worker-lines.js'
@@ -56,10 +65,14 @@ export type WarmPool = {
   close(): Promise<void>
 }
 
+/** The key Piscina hands the balancer back, on the task, for the call it carries. */
+const CALL: unique symbol = Piscina.queueOptionsSymbol as never
+
 type State = 'queued' | 'behind' | 'running' | 'ended'
 
 type Call = {
-  task: CallTask
+  /** The call's own copy of its task, as Piscina gets it: the balancer finds the call on it (CALL). */
+  task: CallTask & { [CALL]?: { call: Call } }
   entry: RunnableEntry | undefined
   id: string
   state: State
@@ -70,8 +83,6 @@ type Call = {
   stopped: StopReason | undefined
   /** Its worker was terminated for it (past its stop's grace, or cpuMs). */
   terminated: boolean
-  /** What was given to Piscina: the balancer marks it withdrawn when the call was stopped before it reached a worker. */
-  sent: (CallTask & { withdrawn?: boolean }) | undefined
   /** The worker to wait behind (chosen by this module), then the one the balancer gave it to. */
   behind: number | undefined
   threadId: number | undefined
@@ -82,9 +93,6 @@ type Call = {
   resolveAnswer(answer: GroupAnswer): void
   resolveFreed(): void
 }
-
-/** The key Piscina hands the balancer back, on the task, for the call it carries. */
-const CALL = Piscina.queueOptionsSymbol
 
 export function createWarmPool(options: WarmPoolOptions): WarmPool {
   const byKey = new Map(options.entries.map((e) => [e.key, e]))
@@ -115,7 +123,7 @@ export function createWarmPool(options: WarmPoolOptions): WarmPool {
     concurrentTasksPerWorker: lineUp ? LINE : 1,
     resourceLimits: resourceLimits(options.memMB),
     loadBalancer: (task, workers) => {
-      const call = ((task as unknown as Record<symbol, unknown>)[CALL] as { call?: Call } | null)?.call
+      const call = (task as unknown as { [CALL]?: { call: Call } | null })[CALL]?.call
       let chosen: (typeof workers)[number] | undefined
       if (call?.behind !== undefined) chosen = workers.find((w) => w.id === call.behind && !w.terminating && w.currentUsage < LINE)
       chosen ??= workers.find((w) => w.currentUsage === 0 && !w.terminating && !ending.has(w.id))
@@ -173,9 +181,7 @@ export function createWarmPool(options: WarmPoolOptions): WarmPool {
   // able to wait behind another. A worker is ended with its Worker's own terminate().
   function submit(call: Call): void {
     inPiscina.set(call.task.callId, call)
-    const sent = { ...call.task, [CALL]: { call } }
-    call.sent = sent
-    pool.run(sent).then(
+    pool.run(call.task).then(
       (reply: WarmReply) => settled(call, reply),
       (err: unknown) => failed(call, err),
     )
@@ -250,9 +256,10 @@ export function createWarmPool(options: WarmPoolOptions): WarmPool {
   /** Told by the balancer, as Piscina posts the task: the call is on this worker from now, running or in line. */
   function reached(call: Call, threadId: number): void {
     call.threadId = threadId
-    // Stopped while it waited for a worker: it goes as the balancer's choice, and the worker runs nothing of it.
-    if (call.stopped !== undefined && call.sent !== undefined) call.sent.withdrawn = true
-    if (lines.add(threadId, call) && call.sent?.withdrawn !== true) running(call)
+    // Stopped while it waited for a worker: it goes as the balancer's choice (Piscina posts the task
+    // after this), and the worker runs nothing of it.
+    if (call.stopped !== undefined) call.task.withdrawn = true
+    if (lines.add(threadId, call) && call.task.withdrawn !== true) running(call)
   }
 
   /** The call is the one its worker runs now. */
@@ -263,10 +270,8 @@ export function createWarmPool(options: WarmPoolOptions): WarmPool {
     }
     call.startedAt = performance.now()
     // Stopped in line, and its worker took it before the notice: it ends as a running call does.
-    const stopped = call.stopped
-    if (stopped !== undefined) {
-      aborts.postMessage({ callId: call.task.callId, reason: stopped === 'cancelled' ? 'cancelled' : 'deadline', nonce: call.task.nonce } satisfies AbortNotice)
-      call.timer = setTimeout(() => terminate(call, stopped), ABORT_GRACE_MS)
+    if (call.stopped !== undefined) {
+      abortRunning(call, call.stopped)
       return
     }
     const cpuMs = call.entry?.cpuMs
@@ -347,6 +352,13 @@ export function createWarmPool(options: WarmPoolOptions): WarmPool {
     void thread(threadId)?.terminate()
   }
 
+  /** Fires the running call's abortSignal; past the grace, its worker is terminated. */
+  function abortRunning(call: Call, reason: StopReason): void {
+    aborts.postMessage({ callId: call.task.callId, reason: reason === 'cancelled' ? 'cancelled' : 'deadline', nonce: call.task.nonce } satisfies AbortNotice)
+    clearTimeout(call.timer)
+    call.timer = setTimeout(() => terminate(call, reason), ABORT_GRACE_MS)
+  }
+
   /** Ends the running call's worker; Piscina sees it exit and rejects its tasks. */
   function terminate(call: Call, reason: StopReason): void {
     if (call.state !== 'running') return
@@ -367,13 +379,12 @@ export function createWarmPool(options: WarmPoolOptions): WarmPool {
     const call: Call = {
       task: { ...task, nonce: randomUUID() },
       entry: byKey.get(task.key),
-      id: task.key.slice(task.key.indexOf(':') + 1),
+      id: replacedId(task.key),
       state: 'queued',
       answered: false,
       ticket: undefined,
       stopped: undefined,
       terminated: false,
-      sent: undefined,
       behind: undefined,
       threadId: undefined,
       startedAt: 0,
@@ -382,6 +393,7 @@ export function createWarmPool(options: WarmPoolOptions): WarmPool {
       resolveAnswer,
       resolveFreed,
     }
+    call.task[CALL] = { call }
     if (closing) end(call, { kind: 'shutdown' })
     else if (budget.full() && placeBehind(call)) {
       // In line on a worker; it runs in the budget place of the call ahead of it.
@@ -404,11 +416,9 @@ export function createWarmPool(options: WarmPoolOptions): WarmPool {
         terminate(call, reason)
         return
       }
-      aborts.postMessage({ callId: task.callId, reason: reason === 'cancelled' ? 'cancelled' : 'deadline', nonce: call.task.nonce } satisfies AbortNotice)
-      clearTimeout(call.timer)
-      call.timer = setTimeout(() => terminate(call, reason), ABORT_GRACE_MS)
+      abortRunning(call, reason)
     }
-    return { answer: answered, freed, stop, busyMs: () => undefined }
+    return { answer: answered, freed, stop }
   }
 
   return {

@@ -23,8 +23,8 @@ export type LifeState = 'running' | 'answered' | 'ended'
 export type LifeEvent =
   | { kind: 'worker-answered'; answer: CallAnswer }
   | { kind: 'limit'; reason: StopReason; answer: CallAnswer }
-  /** `answer` is what the caller gets if nothing answered before the worker let go. */
-  | { kind: 'worker-freed'; answer: CallAnswer }
+  /** `why()` is what the caller gets if nothing answered before the worker let go (made only then). */
+  | { kind: 'worker-freed'; why(): CallAnswer }
 
 export type LifeEffect = { kind: 'respond'; answer: CallAnswer } | { kind: 'stop'; reason: StopReason } | { kind: 'release' }
 
@@ -32,7 +32,7 @@ export function step(state: LifeState, event: LifeEvent): { state: LifeState; ef
   if (state === 'ended') return { state, effects: [] }
   if (event.kind === 'worker-freed') {
     const release: LifeEffect = { kind: 'release' }
-    return { state: 'ended', effects: state === 'running' ? [{ kind: 'respond', answer: event.answer }, release] : [release] }
+    return { state: 'ended', effects: state === 'running' ? [{ kind: 'respond', answer: event.why() }, release] : [release] }
   }
   if (state === 'answered') return { state, effects: [] }
   if (event.kind === 'worker-answered') return { state: 'answered', effects: [{ kind: 'respond', answer: event.answer }] }
@@ -97,23 +97,23 @@ export function followCall(running: RunningCall, entry: RunnableEntry, limits: C
   }
 
   deadline = setTimeout(() => feed({ kind: 'limit', reason: 'deadline', answer: encode(deadlineExceeded(about)) }), limits.timeoutMs)
+  // Busy time never runs ahead of wall time: nothing is read before cpuMs has passed. Only a
+  // group whose calls' CPU time the front reads (strict) is watched here.
   const cpuMs = entry.cpuMs
-  const checkCpu = () => {
-    const busy = running.busyMs()
-    if (busy === undefined || busy <= (cpuMs as number)) {
-      cpuWatch = setTimeout(checkCpu, CPU_CHECK_MS)
-      return
+  const busyMs = running.busyMs
+  if (cpuMs !== undefined && busyMs !== undefined) {
+    const checkCpu = () => {
+      const busy = busyMs()
+      if (busy === undefined || busy <= cpuMs) {
+        cpuWatch = setTimeout(checkCpu, CPU_CHECK_MS)
+        return
+      }
+      feed({ kind: 'limit', reason: 'cpu', answer: encode(cpuExceeded(about, cpuMs)) })
     }
-    feed({ kind: 'limit', reason: 'cpu', answer: encode(cpuExceeded(about, cpuMs as number)) })
+    cpuWatch = setTimeout(checkCpu, cpuMs)
   }
-  // Busy time never runs ahead of wall time: nothing is read before cpuMs has passed.
-  if (cpuMs !== undefined) cpuWatch = setTimeout(checkCpu, cpuMs)
   unsubscribe = limits.onCallerGone(() => feed({ kind: 'limit', reason: 'cancelled', answer: encode(cancelled(about)) }))
   void running.answer.then((answer) => feed({ kind: 'worker-answered', answer: fromGroup(answer, entry, about) }))
-  // The answer for a worker that let go without one is made only then: nearly every call has its answer by now.
-  const letGo: CallAnswer = { outcome: 'handler-throw', body: '' }
-  void running.freed.then(() =>
-    feed({ kind: 'worker-freed', answer: state === 'running' ? encode(workerDied(about, 'it let go of the call without an answer')) : letGo }),
-  )
+  void running.freed.then(() => feed({ kind: 'worker-freed', why: () => encode(workerDied(about, 'it let go of the call without an answer')) }))
   return answered
 }

@@ -8,8 +8,6 @@ import { followCall, type CallAnswer, type CallLimits } from './call-life.js'
 import type { WorkerGroup } from './group.js'
 import type { FileGrant, ToolFiles } from './tool-files.js'
 
-export type { CallAnswer } from './call-life.js'
-
 export type SlotLimits = CallLimits & {
   /** The call's toolFiles, used by the front on the handler's behalf until the call is answered. */
   files?: FileGrant

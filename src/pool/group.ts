@@ -12,8 +12,11 @@ export type RunningCall = {
   freed: Promise<void>
   /** Fires the call's abortSignal and terminates the worker if it has not settled after the grace. */
   stop(reason: StopReason): void
-  /** CPU time the call's own process has used (strict), for cpuMs; undefined where the group enforces cpuMs itself (a pack process). */
-  busyMs(): number | undefined
+  /**
+   * CPU time the call's own process has used, for cpuMs, read by the front (strict). Absent where
+   * the group enforces cpuMs itself (a pack process reads its workers' busy time).
+   */
+  busyMs?: () => number | undefined
 }
 
 export type WorkerGroup = {
@@ -43,6 +46,11 @@ export type GroupOptions = {
   budget: ThreadBudget
   /** A handler asked for ctx.files.store/read: the front makes the request. */
   onFileRequest(request: FileRequest): void
+}
+
+/** What a worker-replaced line names for an entry: its key without the target ("echo@1.0.0"). */
+export function replacedId(key: string): string {
+  return key.slice(key.indexOf(':') + 1)
 }
 
 /** The reason a worker retired by a call is replaced. */

@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url'
 import { fromBase64, openFrames, toBase64, viaIpc, type FrameChannel } from '../protocol/frame-channel.js'
 import type { FileReplyMessage, FromPack, FromPackItem, PackSetup, ToPack, ToPackItem } from '../protocol/pack-messages.js'
 import type { CallTask } from '../protocol/worker-messages.js'
-import { checkedAnswer, type GroupOptions, type RunningCall, type WorkerGroup } from './group.js'
+import { checkedAnswer, replacedId, type GroupOptions, type RunningCall, type WorkerGroup } from './group.js'
 import type { GroupAnswer, ReplaceReason, StopReason } from '../protocol/call-answers.js'
 import { RUNTIME } from '../runtime.js'
 import { packProcessCommand } from './strict-flags.js'
@@ -99,7 +99,7 @@ export function createPackProcessGroup(options: PackProcessOptions): WorkerGroup
   const limitReason: ReplaceReason = options.entries.every((e) => e.cpuMs !== undefined) ? 'cpu' : 'memory'
   const networkNone = options.entries.length > 0 && options.entries.every((e) => e.networkNone)
   const entry = options.entry ?? PACK_PROCESS
-  const entryIds = new Set(options.entries.map((e) => e.key.slice(e.key.indexOf(':') + 1)))
+  const entryIds = new Set(options.entries.map((e) => replacedId(e.key)))
   let closed = false
   let shortLives = 0
   let launches = 0
@@ -299,7 +299,7 @@ export function createPackProcessGroup(options: PackProcessOptions): WorkerGroup
     const answer = new Promise<GroupAnswer>((resolve) => (resolveAnswer = resolve))
     let resolveFreed!: () => void
     const freed = new Promise<void>((resolve) => (resolveFreed = resolve))
-    const call: Pending = { id: task.key.slice(task.key.indexOf(':') + 1), answered: false, answer: resolveAnswer, freed: resolveFreed }
+    const call: Pending = { id: replacedId(task.key), answered: false, answer: resolveAnswer, freed: resolveFreed }
     if (proc.gone) {
       settle(call, { kind: 'died', reason: 'crash', detail: 'its pack process had exited' })
     } else {
@@ -317,7 +317,7 @@ export function createPackProcessGroup(options: PackProcessOptions): WorkerGroup
       void freed.then(() => clearTimeout(grace))
     }
     // cpuMs is measured and enforced in the pack process, which owns the Worker objects.
-    return { answer, freed, stop, busyMs: () => undefined }
+    return { answer, freed, stop }
   }
 
   return {

@@ -6,7 +6,7 @@
 import { fileURLToPath } from 'node:url'
 import type { FromStrict, ToStrict } from '../protocol/strict-messages.js'
 import type { CallTask, WorkerSetup } from '../protocol/worker-messages.js'
-import { ABORT_GRACE_MS, checkedAnswer, type GroupOptions, type RunningCall, type WorkerGroup } from './group.js'
+import { ABORT_GRACE_MS, checkedAnswer, type GroupOptions, type RunningCall, type WorkerGroup, replacedId } from './group.js'
 import type { GroupAnswer, StopReason } from '../protocol/call-answers.js'
 import { cpuTimeMs, dataBytes } from './proc-stat.js'
 import { spareTarget } from './spare-sizing.js'
@@ -80,7 +80,7 @@ export function createStrictGroup(options: StrictOptions): WorkerGroup {
 
   function run(task: CallTask): RunningCall {
     recentCalls.push(performance.now())
-    const id = task.key.slice(task.key.indexOf(':') + 1)
+    const id = replacedId(task.key)
     let settled = false
     let child: Spawned | undefined
     let killedFor: StopReason | 'strict' | 'memory' | undefined

@@ -214,7 +214,7 @@ describe("the front's owner of a call", () => {
 describe("the table of a call's life", () => {
   const answer = { outcome: 'ok' as const, body: 'a' }
   const worker = { kind: 'worker-answered', answer } as const
-  const freed = { kind: 'worker-freed', answer } as const
+  const freed = { kind: 'worker-freed', why: () => answer } as const
   const deadline = { kind: 'limit', reason: 'deadline', answer } as const
   const respond = { kind: 'respond', answer }
   const release = { kind: 'release' }

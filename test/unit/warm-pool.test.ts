@@ -151,7 +151,7 @@ describe('a call waiting behind a short one on its worker', () => {
     for (let i = 0; i < 5; i++) await threadOf(pool.run(task(tool, {})))
   }
 
-  it('runs on that worker the moment the one ahead ends, each with its own answer', async () => {
+  it('runs on the worker of the one ahead, after it, each with its own answer', async () => {
     await warmUp('line-a')
     const ahead = pool.run(task('line-a', {}))
     const behind = pool.run(task('line-a', {}))
