@@ -213,7 +213,7 @@ export function createWarmPool(options: WarmPoolOptions): WarmPool {
 
   /** Asks the call's worker not to run it when its turn comes: it answers not-run. */
   function withdraw(call: Call): void {
-    if (call.state !== 'behind') return
+    if (call.state !== 'behind' || closing) return
     aborts.postMessage({ callId: call.task.callId, reason: 'withdrawn', nonce: call.task.nonce } satisfies AbortNotice)
   }
 
@@ -354,6 +354,8 @@ export function createWarmPool(options: WarmPoolOptions): WarmPool {
 
   /** Fires the running call's abortSignal; past the grace, its worker is terminated. */
   function abortRunning(call: Call, reason: StopReason): void {
+    // Closing: the channel is closed and every worker is being ended, the call with it.
+    if (closing) return
     aborts.postMessage({ callId: call.task.callId, reason: reason === 'cancelled' ? 'cancelled' : 'deadline', nonce: call.task.nonce } satisfies AbortNotice)
     clearTimeout(call.timer)
     call.timer = setTimeout(() => terminate(call, reason), ABORT_GRACE_MS)
