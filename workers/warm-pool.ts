@@ -110,6 +110,8 @@ export function createWarmPool(options: WarmPoolOptions): WarmPool {
   const inPiscina = new Map<number, Call>()
   const lines = createWorkerLines<Call>()
   const lineUpPolicy = createLineUp()
+  /** Calls waiting in the budget, oldest first (some may have left it): a line that moves up takes the oldest into it. */
+  let waiting: Call[] = []
   let closing = false
 
   const pool = new Piscina({
@@ -120,6 +122,8 @@ export function createWarmPool(options: WarmPoolOptions): WarmPool {
     minThreads: Math.min(options.minThreads, options.maxThreads),
     maxThreads: options.maxThreads,
     idleTimeout: 30_000,
+    // Its run and wait histograms: nothing reads them, and they cost every task.
+    recordTiming: false,
     concurrentTasksPerWorker: lineUp ? LINE : 1,
     resourceLimits: resourceLimits(options.memMB),
     loadBalancer: (task, workers) => {
@@ -185,6 +189,8 @@ export function createWarmPool(options: WarmPoolOptions): WarmPool {
       (reply: WarmReply) => settled(call, reply),
       (err: unknown) => failed(call, err),
     )
+    // Not from running(): that is the balancer's turn, before Piscina has posted this call's task.
+    if (call.state === 'running' && call.stopped === undefined) refill(call)
   }
 
   /** The budget let the call start: on an idle worker. */
@@ -192,6 +198,7 @@ export function createWarmPool(options: WarmPoolOptions): WarmPool {
     if (call.state === 'ended') return
     call.state = 'running'
     call.behind = undefined
+    while (waiting.length > 0 && (waiting[0] as Call).state !== 'queued') waiting.shift()
     submit(call)
   }
 
@@ -203,12 +210,33 @@ export function createWarmPool(options: WarmPoolOptions): WarmPool {
       return running.state === 'running' && lineUpPolicy.mayWaitBehind(running.task.key, running.startedAt, length, now)
     })
     if (threadId === undefined || ending.has(threadId)) return false
+    goBehind(call, threadId)
+    return true
+  }
+
+  function goBehind(call: Call, threadId: number): void {
     call.state = 'behind'
     call.behind = threadId
     submit(call)
     // Behind one that turned out slow: taken back, to run on its own.
     call.timer = setTimeout(() => withdraw(call), BEHIND_MS)
-    return true
+  }
+
+  /**
+   * A call just started on its worker: the oldest call waiting in the budget joins its line, if
+   * it may wait behind it. Under load a worker then always has its next call at hand when one
+   * ends, and never parks between calls only to be woken for the next.
+   */
+  function refill(ahead: Call): void {
+    const threadId = ahead.threadId
+    if (!lineUp || closing || threadId === undefined || ending.has(threadId)) return
+    while (waiting.length > 0) {
+      if (!lineUpPolicy.mayWaitBehind(ahead.task.key, ahead.startedAt, lines.length(threadId), performance.now())) return
+      const next = waiting.shift() as Call
+      if (next.state !== 'queued' || next.task.files !== undefined || next.ticket?.cancel() !== true) continue
+      next.ticket = undefined
+      goBehind(next, threadId)
+    }
   }
 
   /** Asks the call's worker not to run it when its turn comes: it answers not-run. */
@@ -232,6 +260,12 @@ export function createWarmPool(options: WarmPoolOptions): WarmPool {
     }
     call.state = 'queued'
     call.ticket = budget.enqueue(() => start(call))
+    wait(call)
+  }
+
+  /** The call waits in the budget: a line may take it first. */
+  function wait(call: Call): void {
+    if (lineUp && call.state === 'queued') waiting.push(call)
   }
 
   /** A worker Piscina made, found among its threads (it may take a task before its workerCreate event). */
@@ -306,6 +340,7 @@ export function createWarmPool(options: WarmPoolOptions): WarmPool {
       next.ticket?.handOver()
     }
     running(next)
+    if (next.state === 'running' && next.stopped === undefined) refill(next)
   }
 
   function settled(call: Call, reply: WarmReply): void {
@@ -399,7 +434,10 @@ export function createWarmPool(options: WarmPoolOptions): WarmPool {
     if (closing) end(call, { kind: 'shutdown' })
     else if (budget.full() && placeBehind(call)) {
       // In line on a worker; it runs in the budget place of the call ahead of it.
-    } else call.ticket = budget.enqueue(() => start(call))
+    } else {
+      call.ticket = budget.enqueue(() => start(call))
+      wait(call)
+    }
 
     const stop = (reason: StopReason): void => {
       if (call.state === 'ended' || call.stopped !== undefined) return
@@ -436,6 +474,7 @@ export function createWarmPool(options: WarmPoolOptions): WarmPool {
     },
     async close() {
       closing = true
+      waiting = []
       budget.close()
       aborts.close()
       await pool.destroy()

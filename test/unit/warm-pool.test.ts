@@ -35,7 +35,7 @@ const reject: RunnableEntry = { ...entry('reject'), absPath: join(FAULT_PACK, 't
 const throwsIsolated: RunnableEntry = { ...entry('throws', { posture: 'context-isolated' }), key: 'tool:throws-isolated@1.0.0' }
 // Say which worker ran them (and can wait, exit or leave a marker): for calls that wait behind
 // another. One entry per test, as each keeps its own record of how long its calls take.
-const LINE_TOOLS = ['line-a', 'line-b', 'line-c', 'line-d']
+const LINE_TOOLS = ['line-a', 'line-b', 'line-c', 'line-d', 'line-e']
 const lineTools = LINE_TOOLS.map((id) => ({ ...entry(id), absPath: fileURLToPath(new URL('../fixtures/warm-lines/line.js', import.meta.url)) }))
 const entries = [...['echo', 'sleep', 'spin', 'exit', 'marker', 'busy'].map((id) => entry(id)), reject, throwsIsolated, ...lineTools]
 // One core: every call after the first waits in the budget for the one before.
@@ -178,6 +178,20 @@ describe('a call waiting behind a short one on its worker', () => {
     await behind.freed
     await threadOf(ahead)
     expect(existsSync(join(dir, 'ran'))).toBe(false)
+  })
+
+  it('calls waiting in the budget join the line as it moves up: each runs once, with its own answer, on that worker', async () => {
+    await warmUp('line-e')
+    replaced.length = 0
+    const dir = mkdtempSync(join(tmpdir(), 'kindgi-warm-'))
+    // One core and lines of four: the first four line up, the rest wait in the budget and
+    // join the line one by one as each call ahead of them starts.
+    const calls = Array.from({ length: 12 }, (_, i) => pool.run(task('line-e', { marker: join(dir, `ran-${i}`), once: true })))
+    const threads = await Promise.all(calls.map(threadOf))
+    await Promise.all(calls.map((c) => c.freed))
+    expect(new Set(threads).size).toBe(1)
+    for (let i = 0; i < 12; i++) expect(existsSync(join(dir, `ran-${i}`))).toBe(true)
+    expect(replaced).toEqual([])
   })
 
   it('is withdrawn when the one ahead runs long, and runs on its own meanwhile', async () => {
