@@ -7,8 +7,10 @@ import { BroadcastChannel } from 'node:worker_threads'
 import type { AbortNotice } from '../src/protocol/worker-messages.js'
 
 const running = new Map<number, { controller: AbortController; nonce: string | undefined }>()
-/** Calls this worker holds that have not had their turn yet, and whether they were withdrawn. */
-const waiting = new Map<number, { nonce: string | undefined; withdrawn: boolean; onWithdrawn(): void }>()
+/** A task of a call that waits for its turn on this worker, and whether it was withdrawn. */
+export type Waiting = { nonce: string | undefined; withdrawn: boolean; onWithdrawn(): void }
+/** The latest task of each call this worker holds that has not had its turn yet. */
+const waiting = new Map<number, Waiting>()
 
 export function listenForAborts(channelName: string): void {
   const channel = new BroadcastChannel(channelName)
@@ -29,16 +31,21 @@ export function abortCall(notice: AbortNotice): void {
   call.controller.abort(new Error(notice.reason === 'deadline' ? 'deadline exceeded' : 'caller went away'))
 }
 
-/** The call reached this worker and waits for its turn; `onWithdrawn` runs if it is withdrawn before it. */
-export function callWaits(callId: number, nonce: string | undefined, onWithdrawn: () => void): void {
-  waiting.set(callId, { nonce, withdrawn: false, onWithdrawn })
+/**
+ * The call reached this worker and waits for its turn; `onWithdrawn` runs if it is withdrawn
+ * before it. The task keeps what this returns: a withdrawn call can reach the same worker again
+ * before its first task's turn has come, and each task must answer for itself.
+ */
+export function callWaits(callId: number, nonce: string | undefined, onWithdrawn: () => void): Waiting {
+  const mine: Waiting = { nonce, withdrawn: false, onWithdrawn }
+  waiting.set(callId, mine)
+  return mine
 }
 
-/** Its turn came: true when it was withdrawn meanwhile (it must not run). */
-export function turnCame(callId: number): boolean {
-  const queued = waiting.get(callId)
-  waiting.delete(callId)
-  return queued?.withdrawn === true
+/** Its turn came: true when this task was withdrawn meanwhile (it must not run). */
+export function turnCame(callId: number, mine: Waiting): boolean {
+  if (waiting.get(callId) === mine) waiting.delete(callId)
+  return mine.withdrawn
 }
 
 export function registerCall(callId: number, nonce: string | undefined): AbortSignal {

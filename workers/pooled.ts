@@ -7,7 +7,7 @@
 // worker runs nothing more: every task after it answers `not-run` and goes elsewhere.
 import { workerData } from 'node:worker_threads'
 import type { CallTask, ProbeResult, WarmReply, WorkerSetup, WorkerTask } from '../src/protocol/worker-messages.js'
-import { callWaits, listenForAborts, turnCame } from './abort-registry.js'
+import { callWaits, listenForAborts, turnCame, type Waiting } from './abort-registry.js'
 import { runCall } from './run-call.js'
 import { holdStrayErrors, strayErrorSeen } from './stray-errors.js'
 import { startWorker } from './worker-state.js'
@@ -28,8 +28,8 @@ export default function task(task: WorkerTask): Promise<WarmReply | ProbeResult>
   // Withdrawn while it waits: answered not-run at once, so it can run elsewhere; its turn, when it comes, is skipped.
   let withdrawn!: () => void
   const notRun = new Promise<WarmReply>((resolve) => (withdrawn = () => resolve({ kind: 'not-run' })))
-  callWaits(task.callId, task.nonce, withdrawn)
-  const turn = last.then(() => serve(task))
+  const mine = callWaits(task.callId, task.nonce, withdrawn)
+  const turn = last.then(() => serve(task, mine))
   last = turn.then(
     () => undefined,
     () => undefined,
@@ -37,8 +37,8 @@ export default function task(task: WorkerTask): Promise<WarmReply | ProbeResult>
   return Promise.race([turn, notRun])
 }
 
-async function serve(task: CallTask): Promise<WarmReply> {
-  if (turnCame(task.callId) || task.withdrawn === true || retiring) return { kind: 'not-run' }
+async function serve(task: CallTask, mine: Waiting): Promise<WarmReply> {
+  if (turnCame(task.callId, mine) || task.withdrawn === true || retiring) return { kind: 'not-run' }
   let result = await runCall(loaded.entries, task)
   // A throw no call owned was held while this worker ran (or waited): answer, then retire.
   if (result.retire === undefined && strayErrorSeen()) result = { ...result, retire: 'crash' }

@@ -14,8 +14,11 @@ import { startProcess, type Exit, type Spawned } from './spawner/spawner.js'
 import { strictCommand } from './strict-flags.js'
 import { bridgeFileRequest } from './tool-files.js'
 
-// Bundled at build, like the pooled worker: what a strict call waits for is a start.
-const STRICT_PROCESS = fileURLToPath(new URL('../../workers/bundled/strict-process.js', import.meta.url))
+// Bundled at build, like the pooled worker: what a strict call waits for is a start. As
+// CommonJS: an ES module entry makes Node build an ES module facade for every builtin it
+// imports (node:fs's reads its lazy getters and loads the streams), and a strict process pays
+// its start once per call (bench/PROFILE.md, seventh pass).
+const STRICT_PROCESS = fileURLToPath(new URL('../../workers/bundled/strict-process.cjs', import.meta.url))
 
 /** `sources`: with --watch, the pack's files as the boot read them, which its processes load (workers/pinned-sources.ts). */
 export type StrictOptions = GroupOptions & { readRoots: string[]; callRoot: string; sources?: Readonly<Record<string, string>> }

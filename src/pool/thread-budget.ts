@@ -88,6 +88,12 @@ export function createThreadBudget(cores: number, holders: () => Holder[]): Thre
     const at = performance.now()
     let idle = 0
     for (const holder of holders()) {
+      const before = last.get(holder.key)
+      // Read only once its window is over: a strict call's process is read from /proc, and its CPU time moves in ticks anyway.
+      if (before !== undefined && at - before.at < WINDOW_MS) {
+        if (before.idle) idle++
+        continue
+      }
       let busy: number | undefined
       try {
         busy = holder.busyMs()
@@ -95,13 +101,13 @@ export function createThreadBudget(cores: number, holders: () => Holder[]): Thre
         continue // a worker being terminated
       }
       if (busy === undefined) continue
-      const before = last.get(holder.key)
       if (before === undefined) {
         last.set(holder.key, { busy, at, idle: false })
         continue
       }
-      if (at - before.at >= WINDOW_MS) last.set(holder.key, { busy, at, idle: (busy - before.busy) / (at - before.at) < IDLE_BELOW })
-      if (last.get(holder.key)?.idle === true) idle++
+      const now = { busy, at, idle: (busy - before.busy) / (at - before.at) < IDLE_BELOW }
+      last.set(holder.key, now)
+      if (now.idle) idle++
     }
     let long = 0
     for (const item of runningItems) if (at - item.startedAt >= LONG_MS) long++
