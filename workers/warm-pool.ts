@@ -263,6 +263,12 @@ export function createWarmPool(options: WarmPoolOptions): WarmPool {
     wait(call)
   }
 
+  /** Calls wait in the budget: a newcomer queues after them rather than take a line's place first. */
+  function othersWait(): boolean {
+    while (waiting.length > 0 && (waiting[0] as Call).state !== 'queued') waiting.shift()
+    return waiting.length > 0
+  }
+
   /** The call waits in the budget: a line may take it first. */
   function wait(call: Call): void {
     if (lineUp && call.state === 'queued') waiting.push(call)
@@ -432,7 +438,7 @@ export function createWarmPool(options: WarmPoolOptions): WarmPool {
     }
     call.task[CALL] = { call }
     if (closing) end(call, { kind: 'shutdown' })
-    else if (budget.full() && placeBehind(call)) {
+    else if (budget.full() && !othersWait() && placeBehind(call)) {
       // In line on a worker; it runs in the budget place of the call ahead of it.
     } else {
       call.ticket = budget.enqueue(() => start(call))
