@@ -8,6 +8,10 @@
 //     └─ cores taken, a young fast call running ──▶ behind ──its turn──▶ running
 //                                                     └─ withdrawn (stopped, or waited too long): not-run ──▶ queued again, or ended
 //
+// A call goes behind on arrival when no other call waits in the budget, or from the budget,
+// oldest first, as a call starts on its worker (refill): a loaded worker has its next call at
+// hand, and does not park between calls only to be woken for the next.
+//
 // A worker's ways back are two, both Piscina's: the task's result, or its rejection (the
 // worker exited, crashed, or was terminated). A call that never ran (it waited behind one that
 // died, or its worker had retired) is run elsewhere; one that ran is answered.
