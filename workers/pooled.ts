@@ -30,11 +30,34 @@ export default function task(task: WorkerTask): Promise<WarmReply | ProbeResult>
   const notRun = new Promise<WarmReply>((resolve) => (withdrawn = () => resolve({ kind: 'not-run' })))
   const mine = callWaits(task.callId, task.nonce, withdrawn)
   const turn = last.then(() => serve(task, mine))
-  last = turn.then(
-    () => undefined,
-    () => undefined,
-  )
-  return Promise.race([turn, notRun])
+  // The reply's reaction first, the next turn's after it: answerPosted counts on that order.
+  const reply = Promise.race([turn, notRun])
+  last = turn.then(answerPosted, answerPosted)
+  return reply
+}
+
+// Taken before any pack module loads: pack code may replace the global.
+const immediate = setImmediate
+
+/**
+ * The next call in line starts only once this one's answer has left the worker: a next call
+ * that ends the worker at once (process.exit, an abort) would otherwise take that answer with
+ * it. Piscina posts the answer in the continuation of its `await` on this task's reply, a
+ * microtask after the reply settles (its reaction comes before this one), unless pack code
+ * wrote to stdout or stderr: Piscina first waits for those to drain, and so does this, then for
+ * a turn of the event loop. A turn for every call would cost ~1 ms of p99 under load
+ * (bench/PROFILE.md, eighth pass). What this cannot close: Piscina, told that a worker exited,
+ * fails its unfinished tasks without reading what the worker posted just before.
+ */
+async function answerPosted(): Promise<void> {
+  await null
+  let wrote = false
+  for (const stream of [process.stdout, process.stderr]) {
+    if (stream.writableLength === 0) continue
+    wrote = true
+    await new Promise((resolve) => stream.write('', resolve))
+  }
+  if (wrote) await new Promise((resolve) => immediate(resolve))
 }
 
 async function serve(task: CallTask, mine: Waiting): Promise<WarmReply> {
