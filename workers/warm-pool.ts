@@ -202,7 +202,7 @@ export function createWarmPool(options: WarmPoolOptions): WarmPool {
     if (call.state === 'ended') return
     call.state = 'running'
     call.behind = undefined
-    while (waiting.length > 0 && (waiting[0] as Call).state !== 'queued') waiting.shift()
+    oldestWaiting()
     submit(call)
   }
 
@@ -234,10 +234,10 @@ export function createWarmPool(options: WarmPoolOptions): WarmPool {
   function refill(ahead: Call): void {
     const threadId = ahead.threadId
     if (!lineUp || closing || threadId === undefined || ending.has(threadId)) return
-    while (waiting.length > 0) {
+    for (let next = oldestWaiting(); next !== undefined; next = oldestWaiting()) {
       if (!lineUpPolicy.mayWaitBehind(ahead.task.key, ahead.startedAt, lines.length(threadId), performance.now())) return
-      const next = waiting.shift() as Call
-      if (next.state !== 'queued' || next.task.files !== undefined || next.ticket?.cancel() !== true) continue
+      waiting.shift()
+      if (next.task.files !== undefined || next.ticket?.cancel() !== true) continue
       next.ticket = undefined
       goBehind(next, threadId)
     }
@@ -267,10 +267,10 @@ export function createWarmPool(options: WarmPoolOptions): WarmPool {
     wait(call)
   }
 
-  /** Calls wait in the budget: a newcomer queues after them rather than take a line's place first. */
-  function othersWait(): boolean {
+  /** The oldest call still waiting in the budget; those that left it (started, stopped) are dropped on the way. */
+  function oldestWaiting(): Call | undefined {
     while (waiting.length > 0 && (waiting[0] as Call).state !== 'queued') waiting.shift()
-    return waiting.length > 0
+    return waiting[0]
   }
 
   /** The call waits in the budget: a line may take it first. */
@@ -442,7 +442,8 @@ export function createWarmPool(options: WarmPoolOptions): WarmPool {
     }
     call.task[CALL] = { call }
     if (closing) end(call, { kind: 'shutdown' })
-    else if (budget.full() && !othersWait() && placeBehind(call)) {
+    // While others wait in the budget a newcomer queues after them rather than take a line's place first.
+    else if (budget.full() && oldestWaiting() === undefined && placeBehind(call)) {
       // In line on a worker; it runs in the budget place of the call ahead of it.
     } else {
       call.ticket = budget.enqueue(() => start(call))

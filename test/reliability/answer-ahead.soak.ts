@@ -6,24 +6,13 @@
 // so this is a rate under load, counted over many rounds, not a promise one round can check.
 // Before the fix the call ahead lost its answer in 269 of 300 rounds; after it, 0 or 1.
 import { describe, expect, it } from 'vitest'
+import { dirname } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { warmPool } from '../unit/warm-pool-helper.js'
-import type { RunnableEntry } from '../../src/protocol/runnable-entry.js'
+import { toolEntry } from '../helpers/entries.js'
 
 const LINE = fileURLToPath(new URL('../fixtures/warm-lines/line.js', import.meta.url))
-const entry: RunnableEntry = {
-  key: 'tool:line@1.0.0',
-  target: 'tool',
-  id: 'line',
-  version: '1.0.0',
-  modulePath: 'line.js',
-  absPath: LINE,
-  posture: 'none',
-  networkNone: false,
-  pauses: false,
-  storesFiles: false,
-  readsFiles: false,
-}
+const entry = toolEntry('line', dirname(LINE), { modulePath: 'line.js' })
 const ROUNDS = 300
 // One core: the second call of each round waits behind the first, on its worker.
 const { pool } = warmPool([entry], 1, 3)

@@ -10,22 +10,11 @@ import { followCall, step, type CallAnswer, type LifeState } from '../../src/poo
 import type { RunningCall } from '../../src/pool/group.js'
 import type { GroupAnswer, StopReason } from '../../src/protocol/call-answers.js'
 import type { RunnableEntry } from '../../src/protocol/runnable-entry.js'
+import { toolEntry } from '../helpers/entries.js'
 
 const TIMEOUT_MS = 1_000
 const CPU_MS = 50
-const entry: RunnableEntry = {
-  key: 'tool:t@1.0.0',
-  target: 'tool',
-  id: 't',
-  modulePath: 't.js',
-  absPath: '/t.js',
-  posture: 'strict',
-  cpuMs: CPU_MS,
-  networkNone: false,
-  pauses: false,
-  storesFiles: false,
-  readsFiles: false,
-}
+const entry: RunnableEntry = toolEntry('t', '/', { modulePath: 't.js', posture: 'strict', cpuMs: CPU_MS })
 const ok: GroupAnswer = { kind: 'result', result: { outcome: 'ok', body: '{"v":2,"kind":"result","output":1}' } }
 const died: GroupAnswer = { kind: 'died', reason: 'crash', detail: 'code 1' }
 

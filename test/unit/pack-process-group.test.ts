@@ -12,26 +12,13 @@ import type { WorkerGroup } from '../../src/pool/group.js'
 import type { GroupAnswer, ReplaceReason } from '../../src/protocol/call-answers.js'
 import type { CallTask, FileRequest } from '../../src/protocol/worker-messages.js'
 import type { RunnableEntry } from '../../src/protocol/runnable-entry.js'
+import { toolEntry } from '../helpers/entries.js'
 
 const FAKE = fileURLToPath(new URL('../fixtures/fake-pack-process/fake.mjs', import.meta.url))
 const WALLS = fileURLToPath(new URL('../fixtures/walls-pack/', import.meta.url))
 const budget = createThreadBudget(2, () => [])
 
-function entry(id: string, modulePath = `tools/${id}.js`): RunnableEntry {
-  return {
-    key: `tool:${id}@1.0.0`,
-    target: 'tool',
-    id,
-    version: '1.0.0',
-    modulePath,
-    absPath: join(WALLS, modulePath),
-    posture: 'none',
-    networkNone: false,
-    pauses: false,
-    storesFiles: false,
-    readsFiles: false,
-  }
-}
+const entry = (id: string) => toolEntry(id, WALLS)
 
 type Made = { group: WorkerGroup; replaced: Array<[ReplaceReason, string | undefined]>; files: FileRequest[] }
 const made: WorkerGroup[] = []

@@ -3,22 +3,9 @@ import { describe, expect, it } from 'vitest'
 import { planGroups } from '../../src/pool/plan.js'
 import { MAX_SPARES, spareTarget } from '../../src/pool/spare-sizing.js'
 import type { RunnableEntry } from '../../src/protocol/runnable-entry.js'
+import { toolEntry } from '../helpers/entries.js'
 
-function entry(id: string, extra: Partial<RunnableEntry> = {}): RunnableEntry {
-  return {
-    key: `tool:${id}@1`,
-    target: 'tool',
-    id,
-    modulePath: `${id}.js`,
-    absPath: `/p/${id}.js`,
-    posture: 'none',
-    networkNone: false,
-    pauses: false,
-    storesFiles: false,
-    readsFiles: false,
-    ...extra,
-  }
-}
+const entry = (id: string, extra: Partial<RunnableEntry> = {}) => toolEntry(id, '/p', extra)
 
 describe('planGroups', () => {
   it('puts `none` tools in one shared group, split by heap limit, cpuMs and network policy', () => {
@@ -44,7 +31,7 @@ describe('planGroups', () => {
       entry('c', { posture: 'strict' }),
       entry('d'),
     ])
-    expect(groups.map((g) => g.key)).toEqual(['context-isolated:tool:a@1', 'context-isolated:tool:b@1', 'strict', 'none'])
+    expect(groups.map((g) => g.key)).toEqual(['context-isolated:tool:a@1.0.0', 'context-isolated:tool:b@1.0.0', 'strict', 'none'])
     expect(groups.map((g) => g.posture)).toEqual(['context-isolated', 'context-isolated', 'strict', 'none'])
   })
 })

@@ -7,27 +7,13 @@ import { existsSync, mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { toolEntry } from '../helpers/entries.js'
 import { warmPool } from './warm-pool-helper.js'
 import type { CallTask } from '../../src/protocol/worker-messages.js'
 import type { RunnableEntry } from '../../src/protocol/runnable-entry.js'
 
 const PACK = fileURLToPath(new URL('../fixtures/basic-pack/', import.meta.url))
-function entry(id: string, extra: Partial<RunnableEntry> = {}): RunnableEntry {
-  return {
-    key: `tool:${id}@1.0.0`,
-    target: 'tool',
-    id,
-    version: '1.0.0',
-    modulePath: `tools/${id}.js`,
-    absPath: join(PACK, `tools/${id}.js`),
-    posture: 'none',
-    networkNone: false,
-    pauses: false,
-    storesFiles: false,
-    readsFiles: false,
-    ...extra,
-  }
-}
+const entry = (id: string, extra: Partial<RunnableEntry> = {}) => toolEntry(id, PACK, extra)
 const FAULT_PACK = fileURLToPath(new URL('../fixtures/fault-pack/', import.meta.url))
 // Leaves a rejection nobody handles: its worker dies mid-call through Piscina's error path.
 const reject: RunnableEntry = { ...entry('reject'), absPath: join(FAULT_PACK, 'tools/reject.js') }
@@ -180,7 +166,7 @@ describe('a call waiting behind a short one on its worker', () => {
     expect(existsSync(join(dir, 'ran'))).toBe(false)
   })
 
-  it('calls waiting in the budget join the line as it moves up: each runs once, with its own answer, on that worker', async () => {
+  it('calls waiting in the budget while a line moves up each run once, with their own answer', async () => {
     await warmUp('line-e')
     replaced.length = 0
     const dir = mkdtempSync(join(tmpdir(), 'kindgi-warm-'))
