@@ -61,6 +61,13 @@ describe('under KINDGI_PACK_SANDBOX=strict the token is out of reach', () => {
     expect(res.body.message).toMatch(/ERR_PACK_SPAWN_DENIED|ERR_ACCESS_DENIED/)
     await servesNormally(host)
   })
+  it('starting a worker thread is refused', async () => {
+    const res = await invoke(host, 'start-worker')
+    expect(res.body).toMatchObject({ kind: 'error', code: 'handler-throw', toolId: 'start-worker' })
+    // The guard answers first and says why; the permission model stands behind it (no --allow-worker).
+    expect(res.body.message).toContain('ERR_PACK_SPAWN_DENIED')
+    await servesNormally(host)
+  })
   it('a handler writes in its own ctx.tmpDir, nowhere else, and the folder is gone after the call', async () => {
     const outside = join(mkdtempSync(join(tmpdir(), 'kph-escape-')), 'escaped.txt')
     const res = await invoke(host, 'write', { path: outside })

@@ -3,7 +3,6 @@
 // exited and is replaced, and nothing a process says about a call it does not hold counts.
 // Most promises are held against a stand-in process that misbehaves on request
 // (test/fixtures/fake-pack-process/fake.mjs); the last ones against the real, built one.
-import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll, describe, expect, it } from 'vitest'
 import { createPackProcessGroup } from '../../dist/src/pool/pack-process-group.js'
