@@ -1,22 +1,26 @@
 // The Piscina task module: a warm worker that serves calls one at a time, again and again, and
 // settles each task with its call's answer. A task may reach the worker while another runs
 // (the pack process lines calls up behind short ones: workers/warm-pool.ts); it waits its
-// turn, and runs nothing if it was withdrawn meanwhile (it answers `not-run`). A call that must
-// not leave its worker reusable (context-isolated after a failure, past memMB, a stray throw)
-// answers with `retire`; the pack process then terminates this worker, and until it does, the
-// worker runs nothing more: every task after it answers `not-run` and goes elsewhere.
+// turn, and runs nothing if the pack process took it back meanwhile (it answers `not-run`:
+// workers/shared-memory/turn.ts). A call that must not leave its worker reusable
+// (context-isolated after a failure, past memMB, a stray throw) answers with `retire`; the pack
+// process then terminates this worker, and until it does, the worker runs nothing more: every
+// task after it answers `not-run` and goes elsewhere.
 import { workerData } from 'node:worker_threads'
 import type { CallTask, ProbeResult, WarmReply, WorkerSetup, WorkerTask } from '../src/protocol/worker-messages.js'
-import { callWaits, listenForAborts, turnCame, type Waiting } from './abort-registry.js'
+import { listenForAborts } from './abort-registry.js'
 import { runCall } from './run-call.js'
+import { takeTurn } from './shared-memory/turn.js'
 import { holdStrayErrors, strayErrorSeen } from './stray-errors.js'
 import { startWorker } from './worker-state.js'
 
 holdStrayErrors()
 // Kept here, and taken out of workerData before any pack module loads: pack code reads
-// workerData, and must not find the abort channel in it.
+// workerData, and must find neither the abort channel nor the turn slots in it.
 const setup = { ...(workerData as WorkerSetup) }
 delete (workerData as Partial<WorkerSetup>).abortChannel
+delete (workerData as Partial<WorkerSetup>).turns
+const turns = new Int32Array(setup.turns as SharedArrayBuffer)
 listenForAborts(setup.abortChannel)
 const loaded = await startWorker(setup)
 let retiring = false
@@ -25,13 +29,9 @@ let last: Promise<unknown> = Promise.resolve()
 
 export default function task(task: WorkerTask): Promise<WarmReply | ProbeResult> {
   if (task.type === 'probe') return Promise.resolve({ problems: loaded.problems })
-  // Withdrawn while it waits: answered not-run at once, so it can run elsewhere; its turn, when it comes, is skipped.
-  let withdrawn!: () => void
-  const notRun = new Promise<WarmReply>((resolve) => (withdrawn = () => resolve({ kind: 'not-run' })))
-  const mine = callWaits(task.callId, task.nonce, withdrawn)
-  const turn = last.then(() => serve(task, mine))
+  const turn = last.then(() => serve(task))
   // The reply's reaction first, the next turn's after it: answerPosted counts on that order.
-  const reply = Promise.race([turn, notRun])
+  const reply = turn.then((answer) => answer)
   last = turn.then(answerPosted, answerPosted)
   return reply
 }
@@ -60,8 +60,10 @@ async function answerPosted(): Promise<void> {
   if (wrote) await new Promise((resolve) => immediate(resolve))
 }
 
-async function serve(task: CallTask, mine: Waiting): Promise<WarmReply> {
-  if (turnCame(task.callId, mine) || task.withdrawn === true || retiring) return { kind: 'not-run' }
+async function serve(task: CallTask): Promise<WarmReply> {
+  // Its turn is taken first, whatever follows: from here the pack process can no longer take it back.
+  const mine = task.turn === undefined || takeTurn(turns, task.turn)
+  if (!mine || task.withdrawn === true || retiring) return { kind: 'not-run' }
   let result = await runCall(loaded.entries, task)
   // A throw no call owned was held while this worker ran (or waited): answer, then retire.
   if (result.retire === undefined && strayErrorSeen()) result = { ...result, retire: 'crash' }

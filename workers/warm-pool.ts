@@ -6,11 +6,14 @@
 //   queued ──budget──▶ running ──task settled──▶ ended
 //     │                   └─ stopped: abort notice; past the grace, its worker is terminated
 //     └─ cores taken, a young fast call running ──▶ behind ──its turn──▶ running
-//                                                     └─ withdrawn (stopped, or waited too long): not-run ──▶ queued again, or ended
+//                                                     └─ taken back (stopped, or waited too long) ──▶ queued again, or ended
+//                                                        leaving a stand-in in the line that runs nothing (withdrawn)
 //
 // A call goes behind on arrival when no other call waits in the budget, or from the budget,
 // oldest first, as a call starts on its worker (refill): a loaded worker has its next call at
-// hand, and does not park between calls only to be woken for the next.
+// hand, and does not park between calls only to be woken for the next. It is taken back at once,
+// whatever the worker is doing, unless its turn has come (shared-memory/turn.ts); its task stays
+// on the worker as a stand-in, which keeps its place in the line and answers not-run at its turn.
 //
 // A worker's ways back are two, both Piscina's: the task's result, or its rejection (the
 // worker exited, crashed, or was terminated). A call that never ran (it waited behind one that
@@ -22,9 +25,11 @@
 // a stop or a retirement terminates that worker), told which call a task is by
 // `queueOptionsSymbol`; `resourceLimits` for memMB; `threads` and its worker events. No task
 // has a `signal`: Piscina runs a task that has one alone on its worker.
-// What Piscina lacks, and the one workaround: it cannot retire a worker after a task, so a call
+// What Piscina lacks, and the two workarounds: it cannot retire a worker after a task, so a call
 // that must not leave its worker reusable has this module terminate that worker, and the worker
-// itself runs nothing more (it answers `not-run`, and the call goes to another worker).
+// itself runs nothing more (it answers `not-run`, and the call goes to another worker); and it
+// cannot take back a task it has posted to a busy worker without ending that worker, so a call
+// waiting behind another is taken back through its turn slot, and its task runs nothing.
 import { randomUUID } from 'node:crypto'
 import { fileURLToPath } from 'node:url'
 import { BroadcastChannel, type Worker } from 'node:worker_threads'
@@ -45,6 +50,7 @@ import {
 } from '../src/pool/group.js'
 import { createThreadBudget, type BudgetTicket, type Holder } from '../src/pool/thread-budget.js'
 import { BEHIND_MS, createLineUp, LINE } from './line-up.js'
+import { createTurns } from './shared-memory/turn.js'
 import { createWorkerLines } from './worker-lines.js'
 
 const POOLED_WORKER = fileURLToPath(new URL('./pooled.js', import.meta.url))
@@ -72,7 +78,8 @@ export type WarmPool = {
 /** The key Piscina hands the balancer back, on the task, for the call it carries. */
 const CALL: unique symbol = Piscina.queueOptionsSymbol as never
 
-type State = 'queued' | 'behind' | 'running' | 'ended'
+/** `withdrawn`: a stand-in for a call taken back from a line, whose task is still on that worker. */
+type State = 'queued' | 'behind' | 'running' | 'ended' | 'withdrawn'
 
 type Call = {
   /** The call's own copy of its task, as Piscina gets it: the balancer finds the call on it (CALL). */
@@ -101,7 +108,9 @@ type Call = {
 export function createWarmPool(options: WarmPoolOptions): WarmPool {
   const byKey = new Map(options.entries.map((e) => [e.key, e]))
   const abortChannel = `kindgi-pack-host-abort-${randomUUID()}`
-  const setup: WorkerSetup = { groupKey: options.key, entries: options.entries, abortChannel }
+  // A worker's line holds LINE calls at most (stand-ins included): enough slots for every line of the pool.
+  const turns = createTurns(LINE * options.maxThreads)
+  const setup: WorkerSetup = { groupKey: options.key, entries: options.entries, abortChannel, turns: turns.buffer }
   // A tool with limits is measured on its worker alone: nothing waits behind it, and it waits behind nothing.
   const lineUp = options.entries.every((e) => e.cpuMs === undefined && e.memMB === undefined)
   /** Workers by thread id, for busy time and termination. */
@@ -189,9 +198,12 @@ export function createWarmPool(options: WarmPoolOptions): WarmPool {
   // able to wait behind another. A worker is ended with its Worker's own terminate().
   function submit(call: Call): void {
     inPiscina.set(call.task.callId, call)
+    const box = { call }
+    call.task[CALL] = box
+    // Through the box: a call taken back from a line leaves a stand-in in its place (withdraw).
     pool.run(call.task).then(
-      (reply: WarmReply) => settled(call, reply),
-      (err: unknown) => failed(call, err),
+      (reply: WarmReply) => settled(box.call, reply),
+      (err: unknown) => failed(box.call, err),
     )
     // Not from running(): that is the balancer's turn, before Piscina has posted this call's task.
     if (call.state === 'running' && call.stopped === undefined) refill(call)
@@ -214,13 +226,16 @@ export function createWarmPool(options: WarmPoolOptions): WarmPool {
       return running.state === 'running' && lineUpPolicy.mayWaitBehind(running.task.key, running.startedAt, length, now)
     })
     if (threadId === undefined || ending.has(threadId)) return false
-    goBehind(call, threadId)
+    const slot = turns.claim()
+    if (slot === undefined) return false
+    goBehind(call, threadId, slot)
     return true
   }
 
-  function goBehind(call: Call, threadId: number): void {
+  function goBehind(call: Call, threadId: number, slot: number): void {
     call.state = 'behind'
     call.behind = threadId
+    call.task.turn = slot
     submit(call)
     // Behind one that turned out slow: taken back, to run on its own.
     call.timer = setTimeout(() => withdraw(call), BEHIND_MS)
@@ -236,17 +251,40 @@ export function createWarmPool(options: WarmPoolOptions): WarmPool {
     if (!lineUp || closing || threadId === undefined || ending.has(threadId)) return
     for (let next = oldestWaiting(); next !== undefined; next = oldestWaiting()) {
       if (!lineUpPolicy.mayWaitBehind(ahead.task.key, ahead.startedAt, lines.length(threadId), performance.now())) return
+      const slot = turns.claim()
+      if (slot === undefined) return
       waiting.shift()
-      if (next.task.files !== undefined || next.ticket?.cancel() !== true) continue
+      if (next.task.files !== undefined || next.ticket?.cancel() !== true) {
+        turns.release(slot)
+        continue
+      }
       next.ticket = undefined
-      goBehind(next, threadId)
+      goBehind(next, threadId, slot)
     }
   }
 
-  /** Asks the call's worker not to run it when its turn comes: it answers not-run. */
+  /**
+   * Takes a call back from the line it waits in, unless its turn has come: it goes round again
+   * (or ends, if stopped) at once, even while its worker is held by synchronous pack code. Its
+   * task stays on that worker, and Piscina settles it (not-run) at its turn: a stand-in takes
+   * its place in the line and in that settlement.
+   */
   function withdraw(call: Call): void {
-    if (call.state !== 'behind' || closing) return
-    aborts.postMessage({ callId: call.task.callId, reason: 'withdrawn', nonce: call.task.nonce } satisfies AbortNotice)
+    if (call.state !== 'behind' || closing || call.task.turn === undefined || !turns.takeBack(call.task.turn)) return
+    clearTimeout(call.timer)
+    const standIn: Call = { ...call, state: 'withdrawn', ticket: undefined, timer: undefined, resolveAnswer: () => undefined, resolveFreed: () => undefined }
+    const box = call.task[CALL]
+    if (box !== undefined) box.call = standIn
+    if (call.threadId !== undefined) lines.replace(call.threadId, call, standIn)
+    call.task = { ...call.task, turn: undefined, [CALL]: undefined }
+    again(call)
+  }
+
+  /** A stand-in's task has settled (or its worker is gone): it gives back the budget place it may have been handed. */
+  function standInDone(standIn: Call): void {
+    standIn.state = 'ended'
+    standIn.ticket?.done()
+    standIn.ticket = undefined
   }
 
   /** A call that never ran goes round again: with its budget place if it holds one, else through the budget. */
@@ -308,6 +346,8 @@ export function createWarmPool(options: WarmPoolOptions): WarmPool {
 
   /** The call is the one its worker runs now. */
   function running(call: Call): void {
+    // A stand-in: its worker answers not-run at once, and it passes its budget place on then.
+    if (call.state === 'withdrawn') return
     if (call.state === 'behind') {
       call.state = 'running'
       clearTimeout(call.timer)
@@ -353,9 +393,21 @@ export function createWarmPool(options: WarmPoolOptions): WarmPool {
     if (next.state === 'running' && next.stopped === undefined) refill(next)
   }
 
+  /** Its task has settled: the turn slot it held may be given again. */
+  function turnDone(call: Call): void {
+    if (call.task.turn === undefined) return
+    turns.release(call.task.turn)
+    call.task.turn = undefined
+  }
+
   function settled(call: Call, reply: WarmReply): void {
+    turnDone(call)
     offWorker(call)
-    // Withdrawn, stopped while in line, or its worker had retired: it ran nothing.
+    if (call.state === 'withdrawn') {
+      standInDone(call)
+      return
+    }
+    // Stopped before it reached its worker, or its worker had retired: it ran nothing.
     if (reply?.kind === 'not-run') {
       again(call)
       return
@@ -367,6 +419,12 @@ export function createWarmPool(options: WarmPoolOptions): WarmPool {
   }
 
   function failed(call: Call, err: unknown): void {
+    turnDone(call)
+    if (call.state === 'withdrawn') {
+      if (call.threadId !== undefined) lines.remove(call.threadId, call)
+      standInDone(call)
+      return
+    }
     // On a worker this module ended, only the call it was ended for had run (the others reached it after, or waited behind).
     const ran = call.state === 'running' && (call.stopped !== undefined || call.threadId === undefined || !ending.has(call.threadId))
     if (call.threadId !== undefined) lines.remove(call.threadId, call)
@@ -440,7 +498,6 @@ export function createWarmPool(options: WarmPoolOptions): WarmPool {
       resolveAnswer,
       resolveFreed,
     }
-    call.task[CALL] = { call }
     if (closing) end(call, { kind: 'shutdown' })
     // While others wait in the budget a newcomer queues after them rather than take a line's place first.
     else if (budget.full() && oldestWaiting() === undefined && placeBehind(call)) {

@@ -8,6 +8,8 @@ export type WorkerLines<C> = {
   add(threadId: number, call: C): boolean
   /** The call is off its worker (answered, not run, or gone with the worker); returns the call that runs next, when `call` was running. */
   remove(threadId: number, call: C): C | undefined
+  /** `by` takes `call`'s place in its worker's line (a stand-in for a call taken back from it). */
+  replace(threadId: number, call: C, by: C): void
   length(threadId: number): number
   /** The worker, of those whose line `fits`, with the fewest calls in line. */
   shortest(fits: (running: C, length: number) => boolean): number | undefined
@@ -32,6 +34,11 @@ export function createWorkerLines<C>(): WorkerLines<C> {
       line.splice(at, 1)
       if (line.length === 0) lines.delete(threadId)
       return at === 0 ? line[0] : undefined
+    },
+    replace(threadId, call, by) {
+      const line = lines.get(threadId)
+      const at = line?.indexOf(call) ?? -1
+      if (line !== undefined && at >= 0) line[at] = by
     },
     length: (threadId) => lines.get(threadId)?.length ?? 0,
     shortest(fits) {

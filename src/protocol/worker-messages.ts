@@ -12,6 +12,8 @@ export type WorkerSetup = {
   entries: RunnableEntry[]
   /** Where abort notices come (a BroadcastChannel's name); taken out of workerData before pack code loads. */
   abortChannel: string
+  /** Warm workers only: the pool's turn slots (workers/shared-memory/turn.ts); taken out of workerData before pack code loads. */
+  turns?: SharedArrayBuffer
 }
 
 /** The ids a call's log lines carry. */
@@ -44,6 +46,8 @@ export type CallTask = {
   nonce?: string
   /** Warm workers only: the call was stopped before it reached its worker, which runs nothing of it. */
   withdrawn?: boolean
+  /** Warm workers only, a call sent to wait behind another: its turn slot, which decides whether it runs there (workers/shared-memory/turn.ts). */
+  turn?: number
 }
 
 export type ProbeTask = { type: 'probe' }
@@ -68,6 +72,6 @@ export type FileReply = { kind: 'ok'; value: FileValue } | { kind: 'error'; mess
 
 /**
  * What a pack process broadcasts to its workers: fire a running call's abortSignal (deadline,
- * cancelled), or do not run a call still waiting its turn (any reason, `withdrawn` included).
+ * cancelled). A call still waiting its turn is taken back through its turn flag instead.
  */
-export type AbortNotice = { callId: number; reason: 'deadline' | 'cancelled' | 'withdrawn'; nonce?: string }
+export type AbortNotice = { callId: number; reason: 'deadline' | 'cancelled'; nonce?: string }

@@ -35,6 +35,29 @@ describe('deadlines', () => {
     for (const call of calls) expect(call.body).toEqual({ v: 2, kind: 'result', output: { slept: 300 } })
   })
 
+  it('a call that waited behind one holding its worker in synchronous code is answered, and so is the call ahead, with its own result', async () => {
+    // One core: the second call waits behind the first on its worker (a tool whose calls are short).
+    const oneCore = await spawnHost({ env: { KINDGI_PACK_WORKER_THREADS: '1' } })
+    try {
+      for (let i = 0; i < 5; i++) expect((await invoke(oneCore, 'burn', {})).body).toMatchObject({ kind: 'result' })
+      const order: string[] = []
+      const noted = <T>(name: string, res: T): T => {
+        order.push(name)
+        return res
+      }
+      const ahead = invoke(oneCore, 'burn', { ms: 3000 }).then((res) => noted('ahead', res))
+      const behind = invoke(oneCore, 'burn', {}, { 'kindgi-timeout-ms': '300' }).then((res) => noted('behind', res))
+      // Before, the one behind could not be taken back while the worker burnt, so its stop was
+      // never acted on, and 2 s later the front ended the whole pack process, the call ahead with it.
+      expect((await behind).body.kind).toMatch(/^(result|error)$/)
+      expect((await ahead).body).toEqual({ v: 2, kind: 'result', output: { burnedMs: 3000 } })
+      expect(order).toEqual(['behind', 'ahead'])
+      expect(oneCore.lines.filter((l) => l.kind === 'worker-replaced')).toEqual([])
+    } finally {
+      await oneCore.stop()
+    }
+  })
+
   it('a kindgi-timeout-ms that is not a positive integer falls back to the default', async () => {
     for (const value of ['0', '-5', 'soon', '1.5']) {
       expect((await invoke(host, 'sleep', { ms: 20 }, { 'kindgi-timeout-ms': value })).body).toMatchObject({ kind: 'result' })

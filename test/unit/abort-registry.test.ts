@@ -1,24 +1,20 @@
-// A warm worker's record of the calls waiting their turn on it (workers/abort-registry.ts): a
-// withdrawn call can be sent back to the same worker before its first task's turn comes (the
-// worker was between calls, so the pool saw it idle), and the two tasks of that one call must
-// not read each other's state: the first must not run, the second must.
+// A warm worker's aborts (workers/abort-registry.ts): the pack process broadcasts a call's id
+// with its secret nonce, so pack code posting on the channel, which knows ids but not nonces,
+// fires nobody's abortSignal.
 import { describe, expect, it } from 'vitest'
-import { abortCall, callWaits, turnCame } from '../../workers/abort-registry.js'
+import { abortCall, forgetCall, registerCall } from '../../workers/abort-registry.js'
 
-describe('a call withdrawn and sent again to the same worker before its first turn came', () => {
-  it('its first task runs nothing when its turn comes, and its second task runs once', () => {
-    const withdrawnFirst: string[] = []
-    const first = callWaits(7, 'nonce-7', () => withdrawnFirst.push('first'))
-    abortCall({ callId: 7, reason: 'withdrawn', nonce: 'nonce-7' })
-    expect(withdrawnFirst).toEqual(['first'])
-    const second = callWaits(7, 'nonce-7', () => withdrawnFirst.push('second'))
-    expect(turnCame(7, first)).toBe(true)
-    expect(turnCame(7, second)).toBe(false)
-  })
-
-  it('a notice without the call nonce withdraws nothing', () => {
-    const mine = callWaits(8, 'nonce-8', () => undefined)
-    abortCall({ callId: 8, reason: 'withdrawn', nonce: 'guessed' })
-    expect(turnCame(8, mine)).toBe(false)
+describe("a running call's abort notice", () => {
+  it('fires its abortSignal only with its nonce, and nothing once the call is forgotten', () => {
+    const signal = registerCall(7, 'nonce-7')
+    abortCall({ callId: 7, reason: 'deadline', nonce: 'guessed' })
+    expect(signal.aborted).toBe(false)
+    abortCall({ callId: 7, reason: 'deadline', nonce: 'nonce-7' })
+    expect(signal.aborted).toBe(true)
+    expect((signal.reason as Error).message).toBe('deadline exceeded')
+    const later = registerCall(8, 'nonce-8')
+    forgetCall(8)
+    abortCall({ callId: 8, reason: 'cancelled', nonce: 'nonce-8' })
+    expect(later.aborted).toBe(false)
   })
 })

@@ -21,7 +21,7 @@ const reject: RunnableEntry = { ...entry('reject'), absPath: join(FAULT_PACK, 't
 const throwsIsolated: RunnableEntry = { ...entry('throws', { posture: 'context-isolated' }), key: 'tool:throws-isolated@1.0.0' }
 // Say which worker ran them (and can wait, exit or leave a marker): for calls that wait behind
 // another. One entry per test, as each keeps its own record of how long its calls take.
-const LINE_TOOLS = ['line-a', 'line-b', 'line-c', 'line-d', 'line-e']
+const LINE_TOOLS = ['line-a', 'line-b', 'line-c', 'line-d', 'line-e', 'line-f']
 const lineTools = LINE_TOOLS.map((id) => ({ ...entry(id), absPath: fileURLToPath(new URL('../fixtures/warm-lines/line.js', import.meta.url)) }))
 const entries = [...['echo', 'sleep', 'spin', 'exit', 'marker', 'busy'].map((id) => entry(id)), reject, throwsIsolated, ...lineTools]
 // One core: every call after the first waits in the budget for the one before.
@@ -163,6 +163,25 @@ describe('a call waiting behind a short one on its worker', () => {
     expect(await behind.answer).toMatchObject({ kind: 'died', detail: 'it was stopped before it ran' })
     await behind.freed
     await threadOf(ahead)
+    expect(existsSync(join(dir, 'ran'))).toBe(false)
+  })
+
+  it('never runs when stopped while the one ahead holds their worker in synchronous code: it is freed before that one answers', async () => {
+    await warmUp('line-f')
+    const dir = mkdtempSync(join(tmpdir(), 'kindgi-warm-'))
+    const ahead = pool.run(task('line-f', { burnMs: 1000 }))
+    const behind = pool.run(task('line-f', { marker: join(dir, 'ran') }))
+    // Held here, not waited on a timer: the stop must come before the one that takes a call
+    // back after it waited a while (line-up.ts, BEHIND_MS), and by then the worker is in the
+    // burn, reading no message.
+    const until = performance.now() + 2
+    while (performance.now() < until);
+    behind.stop('deadline')
+    const first = await Promise.race([ahead.answer.then(() => 'ahead'), behind.freed.then(() => 'behind')])
+    expect(first).toBe('behind')
+    expect(await behind.answer).toMatchObject({ kind: 'died', detail: 'it was stopped before it ran' })
+    await threadOf(ahead)
+    await pool.run(task('line-f', {})).answer
     expect(existsSync(join(dir, 'ran'))).toBe(false)
   })
 

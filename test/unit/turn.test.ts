@@ -1,0 +1,59 @@
+// The turn slots of calls waiting behind another (workers/shared-memory/turn.ts), on two real
+// threads: a worker takes the turns of many calls while this thread takes the same calls back,
+// at the same time. Each call is decided by exactly one side, and its slot says which, as the
+// layout says (1: the worker's, 2: taken back).
+import { Worker } from 'node:worker_threads'
+import { describe, expect, it } from 'vitest'
+import { createTurns } from '../../workers/shared-memory/turn.js'
+
+const TURN_MODULE = new URL('../../dist/workers/shared-memory/turn.js', import.meta.url).href
+const CALLS = 20_000
+
+// The worker waits for the start flag, then takes every turn it can, in order, as this thread does.
+const WORKER = `
+const { parentPort, workerData } = require('node:worker_threads')
+import(workerData.module).then(({ takeTurn }) => {
+  parentPort.postMessage('ready')
+  Atomics.wait(workerData.start, 0, 0)
+  const won = []
+  const view = new Int32Array(workerData.buffer)
+  for (const slot of workerData.slots) if (takeTurn(view, slot)) won.push(slot)
+  parentPort.postMessage(won)
+})
+`
+
+describe('a call waiting its turn, decided by its worker and the pack process at once', () => {
+  it('is decided by exactly one of them, and its flag says which', async () => {
+    const turns = createTurns(CALLS)
+    const slots = Array.from({ length: CALLS }, () => turns.claim() as number)
+    const start = new Int32Array(new SharedArrayBuffer(4))
+    const worker = new Worker(WORKER, { eval: true, workerData: { module: TURN_MODULE, buffer: turns.buffer, slots, start } })
+    const won = new Promise<number[]>((resolve, reject) => {
+      worker.on('message', (message) => {
+        if (Array.isArray(message)) resolve(message as number[])
+      })
+      worker.once('error', reject)
+    })
+    await new Promise<void>((resolve) => worker.once('message', () => resolve()))
+    Atomics.store(start, 0, 1)
+    Atomics.notify(start, 0)
+    const takenBack: number[] = []
+    for (const slot of slots) if (turns.takeBack(slot)) takenBack.push(slot)
+    const workers = await won
+    await worker.terminate()
+
+    const byWorker = new Set(workers)
+    expect(workers.length + takenBack.length).toBe(CALLS)
+    expect(takenBack.filter((i) => byWorker.has(i))).toEqual([])
+    const view = new Int32Array(turns.buffer)
+    const flag = (slot: number) => Atomics.load(view, slot)
+    expect(workers.filter((i) => flag(i) !== 1)).toEqual([])
+    expect(takenBack.filter((i) => flag(i) !== 2)).toEqual([])
+    // Once decided, neither side can move it again; a slot given again starts undecided.
+    expect(turns.takeBack(workers[0] ?? (takenBack[0] as number))).toBe(false)
+    expect(turns.claim()).toBe(undefined)
+    turns.release(slots[0] as number)
+    expect(turns.claim()).toBe(slots[0])
+    expect(flag(slots[0] as number)).toBe(0)
+  })
+})
