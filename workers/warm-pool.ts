@@ -51,8 +51,11 @@ import {
 import { createThreadBudget, type BudgetTicket, type Holder } from '../src/pool/thread-budget.js'
 import { BEHIND_MS, createLineUp, LINE } from './line-up.js'
 import { createTurns } from './shared-memory/turn.js'
+import { AWAKE_FOR_ANSWER_MS, AWAKE_FOR_NEXT_MS, stayAwake } from './stay-awake.js'
 import { createWorkerLines } from './worker-lines.js'
 
+/** Calls in a row with nothing else in flight before one counts as lone: under load, streaks this long do not happen. */
+const LONE_STREAK = 16
 const POOLED_WORKER = fileURLToPath(new URL('./pooled.js', import.meta.url))
 /** How often a call past its cpuMs of wall time has its worker's busy time read. */
 const CPU_CHECK_MS = 20
@@ -101,6 +104,8 @@ type Call = {
   startedAt: number
   busyAtStart: number | undefined
   timer: NodeJS.Timeout | undefined
+  /** It came alone, after a run of calls that came alone: this thread stays awake around it. */
+  lone: boolean
   resolveAnswer(answer: GroupAnswer): void
   resolveFreed(): void
 }
@@ -126,6 +131,11 @@ export function createWarmPool(options: WarmPoolOptions): WarmPool {
   /** Calls waiting in the budget, oldest first (some may have left it): a line that moves up takes the oldest into it. */
   let waiting: Call[] = []
   let closing = false
+  /** Calls started in a row while no other was in Piscina or waiting: at LONE_STREAK, calls count as lone. */
+  let lonely = 0
+  /** This thread is kept awake (stay-awake.ts) until then, while no more than one call is in Piscina. */
+  let awakeUntil = 0
+  let awake = false
 
   const pool = new Piscina({
     filename: options.workerFile ?? POOLED_WORKER,
@@ -187,6 +197,7 @@ export function createWarmPool(options: WarmPoolOptions): WarmPool {
     if (call.state === 'ended') return
     answer(call, given)
     call.state = 'ended'
+    if (call.lone) keepAwake(AWAKE_FOR_NEXT_MS)
     clearTimeout(call.timer)
     inPiscina.delete(call.task.callId)
     call.ticket?.done()
@@ -198,6 +209,9 @@ export function createWarmPool(options: WarmPoolOptions): WarmPool {
   // able to wait behind another. A worker is ended with its Worker's own terminate().
   function submit(call: Call): void {
     inPiscina.set(call.task.callId, call)
+    lonely = inPiscina.size === 1 && oldestWaiting() === undefined ? lonely + 1 : 0
+    call.lone = lonely >= LONE_STREAK
+    if (call.lone) keepAwake(AWAKE_FOR_ANSWER_MS)
     const box = { call }
     call.task[CALL] = box
     // Through the box: a call taken back from a line leaves a stand-in in its place (withdraw).
@@ -207,6 +221,17 @@ export function createWarmPool(options: WarmPoolOptions): WarmPool {
     )
     // Not from running(): that is the balancer's turn, before Piscina has posted this call's task.
     if (call.state === 'running' && call.stopped === undefined) refill(call)
+  }
+
+  /** Calls come one at a time: this thread stays awake for the next message, for `ms` from now. */
+  function keepAwake(ms: number): void {
+    awakeUntil = performance.now() + ms
+    if (awake) return
+    awake = true
+    stayAwake(
+      () => inPiscina.size > 1 || performance.now() > awakeUntil,
+      () => (awake = false),
+    )
   }
 
   /** The budget let the call start: on an idle worker. */
@@ -495,6 +520,7 @@ export function createWarmPool(options: WarmPoolOptions): WarmPool {
       startedAt: 0,
       busyAtStart: undefined,
       timer: undefined,
+      lone: false,
       resolveAnswer,
       resolveFreed,
     }

@@ -104,6 +104,19 @@ describe('a worker that ends at any point of a call', () => {
   })
 })
 
+describe('calls that come one at a time', () => {
+  it('leave nothing awake once they stop coming: an idle pool takes no CPU', async () => {
+    // A long run of lone calls: the pack process's thread and the worker stay awake for them (stay-awake.ts).
+    for (let i = 0; i < 40; i++) await pool.run(task('echo', { i })).answer
+    await new Promise((resolve) => setTimeout(resolve, 50))
+    const before = process.cpuUsage()
+    await new Promise((resolve) => setTimeout(resolve, 300))
+    const used = process.cpuUsage(before)
+    // A thread left turning would take the whole 300 ms.
+    expect((used.user + used.system) / 1000).toBeLessThan(60)
+  })
+})
+
 describe('call ids', () => {
   it('any safe integer is a call id: ids past 2^31 and near 2^53 each get their own answer', async () => {
     const ids = [2 ** 31 - 2, 2 ** 31 - 1, 2 ** 31, 2 ** 31 + 1, 2 ** 32 + 5, Number.MAX_SAFE_INTEGER - 1, Number.MAX_SAFE_INTEGER]
