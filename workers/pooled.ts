@@ -61,9 +61,10 @@ async function answerPosted(): Promise<void> {
 }
 
 async function serve(task: CallTask): Promise<WarmReply> {
-  // Its turn is taken first, whatever follows: from here the pack process can no longer take it back.
-  const mine = task.turn === undefined || takeTurn(turns, task.turn)
-  if (!mine || task.withdrawn === true || retiring) return { kind: 'not-run' }
+  if (task.withdrawn === true || retiring) return { kind: 'not-run' }
+  // Taken only by a call that runs: a turn taken says it ran, should its worker die before its
+  // answer is read (warm-pool.ts, failed). From here the pack process can no longer take it back.
+  if (task.turn !== undefined && !takeTurn(turns, task.turn)) return { kind: 'not-run' }
   let result = await runCall(loaded.entries, task)
   // A throw no call owned was held while this worker ran (or waited): answer, then retire.
   if (result.retire === undefined && strayErrorSeen()) result = { ...result, retire: 'crash' }

@@ -444,6 +444,9 @@ export function createWarmPool(options: WarmPoolOptions): WarmPool {
   }
 
   function failed(call: Call, err: unknown): void {
+    // A call still behind here may have run: its worker can take its turn, run it and post its
+    // answer, and die before this thread reads that answer. Its turn slot says so.
+    const tookTurn = call.state === 'behind' && call.task.turn !== undefined && !turns.takeBack(call.task.turn)
     turnDone(call)
     if (call.state === 'withdrawn') {
       if (call.threadId !== undefined) lines.remove(call.threadId, call)
@@ -451,7 +454,7 @@ export function createWarmPool(options: WarmPoolOptions): WarmPool {
       return
     }
     // On a worker this module ended, only the call it was ended for had run (the others reached it after, or waited behind).
-    const ran = call.state === 'running' && (call.stopped !== undefined || call.threadId === undefined || !ending.has(call.threadId))
+    const ran = tookTurn || (call.state === 'running' && (call.stopped !== undefined || call.threadId === undefined || !ending.has(call.threadId)))
     if (call.threadId !== undefined) lines.remove(call.threadId, call)
     if (closing) {
       end(call, { kind: 'shutdown' })
