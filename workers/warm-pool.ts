@@ -239,7 +239,6 @@ export function createWarmPool(options: WarmPoolOptions): WarmPool {
     if (call.state === 'ended') return
     call.state = 'running'
     call.behind = undefined
-    oldestWaiting()
     submit(call)
   }
 

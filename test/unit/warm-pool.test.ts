@@ -106,7 +106,7 @@ describe('a worker that ends at any point of a call', () => {
 
 describe('calls that come one at a time', () => {
   it('leave nothing awake once they stop coming: an idle pool takes no CPU', async () => {
-    // A long run of lone calls: the pack process's thread and the worker stay awake for them (stay-awake.ts).
+    // A long run of lone calls: the pack process's thread (here, this one) stays awake around them (stay-awake.ts).
     for (let i = 0; i < 40; i++) await pool.run(task('echo', { i })).answer
     await new Promise((resolve) => setTimeout(resolve, 50))
     const before = process.cpuUsage()
