@@ -1,5 +1,6 @@
 // Finding 6: pack code fired another call's abortSignal: the abort BroadcastChannel's name
-// is in workerData, and every worker of the service listens on it for any call id.
+// is in workerData, and every worker of the service listens on it for any call id. The turn
+// slots of calls waiting in a line (workers/shared-memory/turn.ts) are handed over the same way.
 import { describe, expect, it } from 'vitest'
 import { sleep } from '../helpers/host.js'
 import { rawInvoke, STRICT, stillServes, withHost } from './walls-helpers.js'
@@ -18,4 +19,12 @@ describe("finding 6: pack code cannot fire another call's abortSignal", () => {
       })
     })
   }
+
+  it('under none, pack code finds no turn slots in workerData, so it cannot make a call taken back from a line run anyway', async () => {
+    await withHost({}, async (host) => {
+      const attack = await rawInvoke(host.port, 'turn-tamper', { ms: 200 }, { tenantId: 'tenant-a', runId: 'attack' })
+      expect.soft('error' in attack ? attack : attack.body, "the attack's answer").toEqual({ v: 2, kind: 'result', output: { found: false } })
+      await stillServes(host)
+    })
+  })
 })
