@@ -26,7 +26,7 @@ const ROOT = fileURLToPath(new URL('../..', import.meta.url))
 function once(spec: CeilingSpec): Promise<number> {
   const started = performance.now()
   const readRoots = [ROOT, ...new Set(spec.modules.map((m) => dirname(m)))]
-  const [command, ...args] = strictCommand(PROCESS, { readRoots, callRoot: '/nonexistent', networkNone: false, memMB: undefined, dataBaseline: undefined })
+  const [command, ...args] = strictCommand(PROCESS, { readRoots, callFolder: '/nonexistent', networkNone: false, memMB: undefined, dataBaseline: undefined })
   const child = spawn(command as string, args, { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], serialization: 'advanced' })
   child.send({ modules: spec.modules, input: spec.input, schemas: spec.schemas })
   return new Promise((resolve, reject) => {

@@ -8,7 +8,6 @@ import type { CallResult } from '../src/protocol/call-answers.js'
 import { forgetCall, registerCall } from './abort-registry.js'
 import { buildToolContext, isPauseRequest } from './context.js'
 import { buildFiles } from './files.js'
-import { setWritableFolder } from './fs-guard.js'
 import { setCurrentTarget } from './guards.js'
 import type { LoadedEntry } from './load-entries.js'
 import { overLimit, watchMemory } from './memory-watch.js'
@@ -25,7 +24,6 @@ export async function runCall(loaded: Map<string, LoadedEntry>, task: CallTask):
   }
   const { entry } = item
   setCurrentTarget(entry.id)
-  if (entry.posture === 'strict') setWritableFolder(entry.id, task.tmpDir)
   const signal = registerCall(task.callId, task.nonce)
   const memMB = entry.memMB
   let stopWatch: (() => void) | undefined

@@ -2,7 +2,6 @@
 // thread, a strict call's process): put the guards in, then import the group's modules and
 // compile their schemas once.
 import type { WorkerSetup } from '../src/protocol/worker-messages.js'
-import { installWriteGuard } from './fs-guard.js'
 import { installBindingGuard, installNetworkGuard, installSignalGuard, installSpawnGuard } from './guards.js'
 import { loadEntries, type Loaded } from './load-entries.js'
 import { installTypeScriptLoader, isTypeScript } from './typescript.js'
@@ -17,10 +16,10 @@ export function prepare(given: WorkerSetup): void {
   installSignalGuard()
   installBindingGuard()
   if (setup.entries.length > 0 && setup.entries.every((e) => e.networkNone)) installNetworkGuard()
-  if (setup.entries.some((e) => e.posture === 'strict')) {
-    installSpawnGuard()
-    installWriteGuard()
-  }
+  // Writes need no guard here: a strict call's process may write only its own tmpDir, and the
+  // permission model says so (strict-flags.ts). The spawn guard says why, where Node's error
+  // only names a flag.
+  if (setup.entries.some((e) => e.posture === 'strict')) installSpawnGuard()
 }
 
 export async function startWorker(given: WorkerSetup): Promise<Loaded> {

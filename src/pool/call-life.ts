@@ -16,6 +16,11 @@ import type { RunnableEntry } from '../protocol/runnable-entry.js'
 import type { ResponseMessage, Target } from '../protocol/wire.js'
 import type { RunningCall } from './group.js'
 
+/**
+ * What the caller gets: the protocol message to send (`body`) and its outcome. `host-failed`
+ * is the one outcome that is not a message: the host could not start the call, nothing of it
+ * ran, `body` says why, and the dispatcher answers it as not started (a 503).
+ */
 export type CallAnswer = { outcome: CallOutcome; body: string }
 
 export type LifeState = 'running' | 'answered' | 'ended'
@@ -61,6 +66,7 @@ export function encode(message: ResponseMessage): CallAnswer {
 export function fromGroup(answer: GroupAnswer, entry: RunnableEntry, about: Target): CallAnswer {
   if (answer.kind === 'result') return answer.result
   if (answer.kind === 'shutdown') return encode(workerDied(about, 'the service shut down before it answered'))
+  if (answer.kind === 'not-started') return { outcome: 'host-failed', body: answer.why }
   if (answer.reason === 'memory' && entry.memMB !== undefined) return encode(memoryExceeded(about, entry.memMB))
   return encode(workerDied(about, answer.detail))
 }

@@ -1,9 +1,8 @@
-// Admission: the concurrency cap (503 before anything runs), and what a call needs before its
-// group gets it (a strict call's tmpDir, the grant for its tool files). The call's life after
-// that is call-life.ts's; the slot is free again only when the call's worker is.
+// Admission: the concurrency cap (503 before anything runs), and what a call needs beside its
+// group (the grant for its tool files). The call's life after that is call-life.ts's; the
+// slot is free again only when the call's worker is.
 import type { RunnableEntry } from '../protocol/runnable-entry.js'
 import type { CallTask } from '../protocol/worker-messages.js'
-import type { CallTmp } from './call-tmp.js'
 import { followCall, type CallAnswer, type CallLimits } from './call-life.js'
 import type { WorkerGroup } from './group.js'
 import type { FileGrant, ToolFiles } from './tool-files.js'
@@ -31,7 +30,7 @@ export type Dispatcher = {
   idle(): Promise<void>
 }
 
-export function createDispatcher(groupOf: (entry: RunnableEntry) => WorkerGroup, cap: number, callTmp: CallTmp, toolFiles: ToolFiles): Dispatcher {
+export function createDispatcher(groupOf: (entry: RunnableEntry) => WorkerGroup, cap: number, toolFiles: ToolFiles): Dispatcher {
   let taken = 0
   let idleWaiters: Array<() => void> = []
 
@@ -55,28 +54,15 @@ export function createDispatcher(groupOf: (entry: RunnableEntry) => WorkerGroup,
     return {
       release: releaseOnce,
       async run(entry, task, limits) {
-        let tmpDir: string | undefined
-        if (entry.posture === 'strict') {
-          try {
-            tmpDir = await callTmp.make()
-          } catch (err) {
-            releaseOnce()
-            return { kind: 'not-started', why: `its tmpDir could not be made: ${(err as Error).message}` }
-          }
-        }
-        const running = groupOf(entry).run(tmpDir === undefined ? task : { ...task, tmpDir })
-        const done = () => {
-          if (tmpDir !== undefined) callTmp.remove(tmpDir)
-          releaseOnce()
-        }
-        if (limits.files === undefined) return { kind: 'answered', answer: await followCall(running, entry, limits, done) }
+        const running = groupOf(entry).run(task)
+        if (limits.files === undefined) return slotOutcome(await followCall(running, entry, limits, releaseOnce))
         // The file token is valid until the call's answer or deadline, whichever comes first.
         const ended = new AbortController()
         const revoke = toolFiles.grant(task.callId, limits.files, ended.signal)
-        const answer = await followCall(running, entry, limits, done)
+        const answer = await followCall(running, entry, limits, releaseOnce)
         ended.abort()
         revoke()
-        return { kind: 'answered', answer }
+        return slotOutcome(answer)
       },
     }
   }
@@ -86,4 +72,9 @@ export function createDispatcher(groupOf: (entry: RunnableEntry) => WorkerGroup,
     inFlight: () => taken,
     idle: () => (taken === 0 ? Promise.resolve() : new Promise<void>((resolve) => idleWaiters.push(resolve))),
   }
+}
+
+/** `host-failed` is the group's word for a call it could not start: nothing of it ran. */
+function slotOutcome(answer: CallAnswer): SlotOutcome {
+  return answer.outcome === 'host-failed' ? { kind: 'not-started', why: answer.body } : { kind: 'answered', answer }
 }

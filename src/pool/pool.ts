@@ -61,7 +61,7 @@ export async function startPool(options: PoolOptions): Promise<PoolResult> {
     }
     const group =
       plan.posture === 'strict'
-        ? createStrictGroup({ ...common, readRoots, callRoot: callTmp.root, sources: options.sources })
+        ? createStrictGroup({ ...common, readRoots, callTmp, sources: options.sources })
         : createPackProcessGroup({ ...common, minThreads: plan.posture === 'none' ? 2 : 1, workerThreads: options.config.workerThreads, hidden })
     groups.push(group)
     postureOf.set(group, plan.posture)
@@ -78,7 +78,7 @@ export async function startPool(options: PoolOptions): Promise<PoolResult> {
     await close()
     return { kind: 'error', problems }
   }
-  const dispatcher = createDispatcher((entry) => byEntry.get(entry.key) as WorkerGroup, options.config.maxConcurrency, callTmp, toolFiles)
+  const dispatcher = createDispatcher((entry) => byEntry.get(entry.key) as WorkerGroup, options.config.maxConcurrency, toolFiles)
   const workersByPosture = () => {
     const counts = { none: 0, 'context-isolated': 0, strict: 0 }
     for (const [group, posture] of postureOf) counts[posture] += group.workerCount()

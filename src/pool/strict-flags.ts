@@ -1,6 +1,6 @@
 // What a strict call's process may do (issue 16), as Node's permission model and the kernel
-// enforce it from outside the code it runs: read the host's own files and the pack, write only
-// the call folders (each named at random, the root not listable), start no process or worker,
+// enforce it from outside the code it runs: read the host's own files and the pack, read and
+// write only its own call's folder (no other call's, whatever its name), start no process or worker,
 // load no addon, no node:sqlite (which the permission model does not check), and, where the
 // runtime gates the network (Node >= 25), no network at all for a tool that declares none.
 // memMB becomes V8's heap limit and the process's data limit (RLIMIT_DATA, through the shell's
@@ -46,8 +46,8 @@ export function tokenFileProblem(config: Pick<Config, 'moduleRoot' | 'indexPath'
 
 export type StrictLimits = {
   readRoots: string[]
-  /** The root of the call folders: `<root>/call-*` is writable. */
-  callRoot: string
+  /** The one call folder (ctx.tmpDir) this process may read and write, made before its call. */
+  callFolder: string
   networkNone: boolean
   memMB: number | undefined
   /** The process's own data segment before any pack code (bytes), when known: the data limit adds memMB to it. */
@@ -59,12 +59,13 @@ const DATA_SLACK_MB = 48
 
 /** The command (program and arguments) that starts a strict call's process running `entry`. */
 export function strictCommand(entry: string, limits: StrictLimits, runtime: Runtime = RUNTIME): string[] {
-  const calls = `${limits.callRoot}/call-*`
+  // The folder, and what lies below it: granted before it exists, a bare path is a file's.
+  const call = [limits.callFolder, `${limits.callFolder}/*`]
   const node = [
     runtime.permissionFlag,
     ...limits.readRoots.map((p) => `--allow-fs-read=${p}`),
-    `--allow-fs-read=${calls}`,
-    `--allow-fs-write=${calls}`,
+    ...call.map((p) => `--allow-fs-read=${p}`),
+    ...call.map((p) => `--allow-fs-write=${p}`),
     ...(runtime.permissionGatesNet && !limits.networkNone ? ['--allow-net'] : []),
     '--no-addons',
     '--no-experimental-sqlite',

@@ -4,6 +4,7 @@
 // (Node started, guards in, no pack code yet) so a call does not wait for a start. What the
 // process may do is in strict-flags.ts; its CPU time and memory are read from outside it.
 import { fileURLToPath } from 'node:url'
+import type { CallTmp } from './call-tmp.js'
 import type { FromStrict, ToStrict } from '../protocol/strict-messages.js'
 import type { CallTask, WorkerSetup } from '../protocol/worker-messages.js'
 import { ABORT_GRACE_MS, checkedAnswer, type GroupOptions, type RunningCall, type WorkerGroup, replacedId } from './group.js'
@@ -21,10 +22,12 @@ import { bridgeFileRequest } from './tool-files.js'
 const STRICT_PROCESS = fileURLToPath(new URL('../../workers/bundled/strict-process.cjs', import.meta.url))
 
 /** `sources`: with --watch, the pack's files as the boot read them, which its processes load (workers/pinned-sources.ts). */
-export type StrictOptions = GroupOptions & { readRoots: string[]; callRoot: string; sources?: Readonly<Record<string, string>> }
+export type StrictOptions = GroupOptions & { readRoots: string[]; callTmp: CallTmp; sources?: Readonly<Record<string, string>> }
 
 type Spare = {
   child: Spawned
+  /** Its call's ctx.tmpDir: the one folder its flags let it read and write, made when it takes the call. */
+  folder: string
   /** Resolves once the process waits for its call: [] then, else why it never will. */
   ready: Promise<string[]>
 }
@@ -44,9 +47,10 @@ export function createStrictGroup(options: StrictOptions): WorkerGroup {
 
   function spawnSpare(): Spare {
     const started = performance.now()
+    const folder = options.callTmp.reserve()
     const [command, ...args] = strictCommand(STRICT_PROCESS, {
       readRoots: options.readRoots,
-      callRoot: options.callRoot,
+      callFolder: folder,
       networkNone,
       memMB: options.memMB,
       dataBaseline,
@@ -72,7 +76,7 @@ export function createStrictGroup(options: StrictOptions): WorkerGroup {
       void child.exited.then(({ code, signal }) => resolve([`A strict process exited (${signal ?? `code ${code}`}) before it was ready`]))
     })
     send(child, options.sources === undefined ? { type: 'setup', setup } : { type: 'setup', setup, sources: options.sources })
-    return { child, ready }
+    return { child, folder, ready }
   }
 
   function topUp(): void {
@@ -122,6 +126,7 @@ export function createStrictGroup(options: StrictOptions): WorkerGroup {
       })
       void c.exited.then(({ code, signal }: Exit) => {
         calling.delete(c)
+        options.callTmp.remove(spare.folder)
         ticket.done()
         resolveFreed()
         if (killedFor !== undefined) {
@@ -132,13 +137,19 @@ export function createStrictGroup(options: StrictOptions): WorkerGroup {
         options.onReplaced(memory ? 'memory' : 'crash', id)
         resolveAnswer({ kind: 'died', reason: memory ? 'memory' : 'crash', detail: signal ?? `code ${code}` })
       })
-      void spare.ready.then((problems) => {
+      void Promise.all([spare.ready, options.callTmp.make(spare.folder)]).then(([problems, made]) => {
         if (settled || killedFor !== undefined) return
         if (problems.length > 0) {
           resolveAnswer({ kind: 'died', reason: 'crash', detail: problems.join('; ') })
           return
         }
-        send(c, { type: 'call', task })
+        if (made.kind === 'error') {
+          resolveAnswer({ kind: 'not-started', why: made.why })
+          killedFor = 'strict'
+          c.kill()
+          return
+        }
+        send(c, { type: 'call', task: { ...task, tmpDir: spare.folder } })
       })
     })
 

@@ -19,6 +19,8 @@ export type GroupAnswer =
   | { kind: 'died'; reason: 'crash' | 'memory'; detail: string }
   /** The service closed its workers while the call ran (a shutdown past its drain). */
   | { kind: 'shutdown' }
+  /** The host could not start the call (its tmpDir could not be made): nothing of it ran. */
+  | { kind: 'not-started'; why: string }
 
 export type StopReason = 'deadline' | 'cancelled' | 'cpu'
 

@@ -207,7 +207,7 @@ describe.skipIf(engine.skip !== undefined)('the image under --network none, with
   it('refuses pack code a write outside its ctx.tmpDir, though the file system would allow it', async () => {
     for (const path of ['/tmp/escaped.txt', '/app/pack/escaped.txt']) {
       const answer = await execCall(c.id, '/v1/invoke', invokeBody('write', { path }, 'write'))
-      expect(answer.body.output, path).toMatchObject({ inside: 'mine', outside: expect.stringMatching(/^denied: (ERR_PACK_WRITE_DENIED|ERR_ACCESS_DENIED)$/) })
+      expect(answer.body.output, path).toMatchObject({ inside: 'mine', outside: 'denied: ERR_ACCESS_DENIED' })
       expect(answer.body.output.tmpDir).toMatch(/^\/tmp\/kindgi-pack-host-[^/]+\/call-/)
     }
     expect((await docker(['exec', c.id, 'test', '-e', '/tmp/escaped.txt'])).code).toBe(1)

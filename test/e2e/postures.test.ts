@@ -29,7 +29,7 @@ describe("strict, as a tool's own posture", () => {
     const outside = join(mkdtempSync(join(tmpdir(), 'kph-strict-')), 'escaped.txt')
     const a = (await invoke(host, 'strict-probe', { outside })).body.output
     const b = (await invoke(host, 'strict-probe', { outside })).body.output
-    expect(a.writes).toEqual({ inside: 'written', outside: 'ERR_PACK_WRITE_DENIED', outsidePromise: 'ERR_PACK_WRITE_DENIED' })
+    expect(a.writes).toEqual({ inside: 'written', outside: 'ERR_ACCESS_DENIED', outsidePromise: 'ERR_ACCESS_DENIED' })
     expect(existsSync(outside)).toBe(false)
     expect(a.calls).toBe(1)
     expect(b.calls).toBe(1)

@@ -17,6 +17,7 @@ const CPU_MS = 50
 const entry: RunnableEntry = toolEntry('t', '/', { modulePath: 't.js', posture: 'strict', cpuMs: CPU_MS })
 const ok: GroupAnswer = { kind: 'result', result: { outcome: 'ok', body: '{"v":2,"kind":"result","output":1}' } }
 const died: GroupAnswer = { kind: 'died', reason: 'crash', detail: 'code 1' }
+const notStarted: GroupAnswer = { kind: 'not-started', why: 'its tmpDir could not be made: ENOENT' }
 
 /** What the system under test did, as seen from outside it. */
 type Real = {
@@ -107,7 +108,7 @@ class WorkerAnswers implements fc.AsyncCommand<Model, Real> {
     await flush()
     if (m.state === 'running') {
       m.state = 'answered'
-      m.expected = this.answer.kind === 'result' ? 'ok' : 'handler-throw'
+      m.expected = this.answer.kind === 'result' ? 'ok' : this.answer.kind === 'not-started' ? 'host-failed' : 'handler-throw'
     }
     check(m, r)
   }
@@ -162,7 +163,7 @@ describe("the front's owner of a call", () => {
   it('whatever the order of answers, frees, deadlines, callers leaving and cpuMs: one answer, at most one stop, one release once freed', async () => {
     const commands = fc.commands(
       [
-        fc.constantFrom(ok, died).map((a) => new WorkerAnswers(a)),
+        fc.constantFrom(ok, died, notStarted).map((a) => new WorkerAnswers(a)),
         fc.constant(new WorkerFrees()),
         fc.constant(deadlinePasses),
         fc.constant(callerLeaves),
