@@ -4,7 +4,6 @@
 // pass the limit. v8.getHeapStatistics() is read, not process.memoryUsage(), which also reads
 // the process's RSS and costs far more, at the end of every call of a limited tool
 // (bench/PROFILE.md, design figures).
-import { getHeapStatistics } from 'node:v8'
 
 const CHECK_EVERY_MS = 25
 
@@ -15,13 +14,16 @@ const CHECK_EVERY_MS = 25
 // at a time, so there is one watched call at most.
 let watched: { memMB: number; trip: () => void } | undefined
 let timer: NodeJS.Timeout | undefined
+let v8: typeof import('node:v8') | undefined
 
 function check(): void {
   if (watched !== undefined && overLimit(watched.memMB)) watched.trip()
 }
 
 export function overLimit(memMB: number): boolean {
-  const stats = getHeapStatistics()
+  // node:v8 on first use: a process whose tools have no memMB never loads it.
+  v8 ??= process.getBuiltinModule('node:v8') as typeof import('node:v8')
+  const stats = v8.getHeapStatistics()
   return stats.used_heap_size + stats.external_memory > memMB * 1024 * 1024
 }
 

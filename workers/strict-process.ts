@@ -38,20 +38,22 @@ async function serve(task: CallTask): Promise<void> {
     // The modules loaded at boot; a change since is this call's failure, said plainly.
     throw new Error(`its modules no longer load: ${loaded.problems.join('; ')}`)
   }
-  send({ type: 'started' })
+  // Where the call's CPU time starts, for a tool whose cpuMs the front enforces; no other needs it.
+  if (loaded.entries.get(task.key)?.entry.cpuMs !== undefined) send({ type: 'started' })
   const result = await runCall(loaded.entries, task)
   send({ type: 'result', result })
 }
-
-// Node makes process.stdout/stderr on first use, as sockets over their pipes: make them now,
-// before the network guard refuses sockets to pack code.
-void process.stdout
-void process.stderr
 
 process.on('message', (message: ToStrict) => {
   switch (message.type) {
     case 'setup':
       if (message.sources !== undefined) pinSources(message.sources)
+      // Node makes process.stdout/stderr on first use, as sockets over their pipes: under the
+      // network guard, make them before it refuses sockets to pack code (else on first use).
+      if (message.setup.entries.every((e) => e.networkNone)) {
+        void process.stdout
+        void process.stderr
+      }
       prepare(message.setup)
       send({ type: 'spare-ready' })
       return

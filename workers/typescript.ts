@@ -8,7 +8,6 @@ import { readFileSync } from 'node:fs'
 import { createRequire, registerHooks, stripTypeScriptTypes, type ModuleFormat } from 'node:module'
 import { dirname, join } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
-import { compileFunction } from 'node:vm'
 import { pinnedSource } from './pinned-sources.js'
 
 const TS_FILE = /\.([cm]?)ts$/
@@ -71,7 +70,9 @@ function formatOf(path: string, code: string): ModuleFormat {
   const type = packageType(dirname(path))
   if (type === 'module' || type === 'commonjs') return type
   try {
-    compileFunction(code, [], { filename: path })
+    // node:vm on first use: a strict call's process without TypeScript never loads it.
+    const vm = process.getBuiltinModule('node:vm') as typeof import('node:vm')
+    vm.compileFunction(code, [], { filename: path })
     return 'commonjs'
   } catch {
     return 'module'
