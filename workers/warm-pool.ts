@@ -5,6 +5,7 @@
 //
 //   queued ──budget──▶ running ──task settled──▶ ended
 //     │                   └─ stopped: abort notice; past the grace, its worker is terminated
+//     │                      (first in line, its turn not yet taken: taken back, as below)
 //     └─ cores taken, a young fast call running ──▶ behind ──its turn──▶ running
 //                                                     └─ taken back (stopped, or waited too long) ──▶ queued again, or ended
 //                                                        leaving a stand-in in the line that runs nothing (withdrawn)
@@ -291,17 +292,23 @@ export function createWarmPool(options: WarmPoolOptions): WarmPool {
    * Takes a call back from the line it waits in, unless its turn has come: it goes round again
    * (or ends, if stopped) at once, even while its worker is held by synchronous pack code. Its
    * task stays on that worker, and Piscina settles it (not-run) at its turn: a stand-in takes
-   * its place in the line and in that settlement.
+   * its place in the line and in that settlement. A call first in line counts as running here
+   * before its worker takes its turn (the worker may still be posting the answer ahead): one
+   * stopped then is taken back too, and its budget place stays with the stand-in until the
+   * worker is free. False if the turn had come.
    */
-  function withdraw(call: Call): void {
-    if (call.state !== 'behind' || closing || call.task.turn === undefined || !turns.takeBack(call.task.turn)) return
+  function withdraw(call: Call): boolean {
+    if ((call.state !== 'behind' && call.state !== 'running') || closing || call.task.turn === undefined || !turns.takeBack(call.task.turn)) return false
     clearTimeout(call.timer)
-    const standIn: Call = { ...call, state: 'withdrawn', ticket: undefined, timer: undefined, resolveAnswer: () => undefined, resolveFreed: () => undefined }
+    const ticket = call.state === 'running' ? call.ticket : undefined
+    if (ticket !== undefined) call.ticket = undefined
+    const standIn: Call = { ...call, state: 'withdrawn', ticket, timer: undefined, resolveAnswer: () => undefined, resolveFreed: () => undefined }
     const box = call.task[CALL]
     if (box !== undefined) box.call = standIn
     if (call.threadId !== undefined) lines.replace(call.threadId, call, standIn)
     call.task = { ...call.task, turn: undefined, [CALL]: undefined }
     again(call)
+    return true
   }
 
   /** A stand-in's task has settled (or its worker is gone): it gives back the budget place it may have been handed. */
@@ -544,10 +551,8 @@ export function createWarmPool(options: WarmPoolOptions): WarmPool {
         return
       }
       call.stopped = reason
-      if (call.state === 'behind') {
-        withdraw(call)
-        return
-      }
+      // Still waiting for its turn (behind, or first in line and not yet taken): it runs nothing.
+      if (withdraw(call) || call.state === 'behind') return
       if (reason === 'cpu') {
         terminate(call, reason)
         return

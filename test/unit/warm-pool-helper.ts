@@ -7,7 +7,8 @@ import type { RunnableEntry } from '../../src/protocol/runnable-entry.js'
 
 const POOLED = fileURLToPath(new URL('../../dist/workers/bundled/pooled.js', import.meta.url))
 
-export function warmPool(entries: RunnableEntry[], cores: number, maxThreads: number): { pool: WarmPool; replaced: string[] } {
+/** `workerFile`: a stand-in for the pooled worker, for a test that needs a worker to behave a way pack code cannot make it. */
+export function warmPool(entries: RunnableEntry[], cores: number, maxThreads: number, workerFile = POOLED): { pool: WarmPool; replaced: string[] } {
   const replaced: string[] = []
   const pool = createWarmPool({
     key: 'none',
@@ -19,7 +20,7 @@ export function warmPool(entries: RunnableEntry[], cores: number, maxThreads: nu
     workerThreads: cores,
     onReplaced: (reason) => replaced.push(reason),
     onFileRequest: () => undefined,
-    workerFile: POOLED,
+    workerFile,
   })
   afterAll(() => pool.close())
   return { pool, replaced }

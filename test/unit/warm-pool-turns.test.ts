@@ -1,0 +1,36 @@
+// A call first in line on its worker counts as running in the pack process from the moment the
+// call ahead answers, but its worker takes its turn a little later (the real one waits for pack
+// code's output to drain). A stop in that window must still take it back: it runs nothing, and
+// no worker is terminated for it. The worker here is a stand-in that holds that window open.
+import { fileURLToPath } from 'node:url'
+import { describe, expect, it } from 'vitest'
+import type { CallTask } from '../../src/protocol/worker-messages.js'
+import { toolEntry } from '../helpers/entries.js'
+import { warmPool } from './warm-pool-helper.js'
+
+const GAP_WORKER = fileURLToPath(new URL('../fixtures/warm-lines/gap-worker.mjs', import.meta.url))
+const entry = toolEntry('gap', fileURLToPath(new URL('../fixtures/basic-pack/', import.meta.url)))
+// One core and one worker: the second call waits behind the first.
+const { pool, replaced } = warmPool([entry], 1, 1, GAP_WORKER)
+
+let nextId = 1
+function task(input: unknown): CallTask {
+  const body = JSON.stringify({ v: 2, kind: 'invoke', tool: { id: 'gap' }, input, ctx: { tenantId: 't', runId: 'r' } })
+  return { type: 'call', callId: nextId++, key: entry.key, body, ids: {} }
+}
+
+describe('a call first in line whose worker has not taken its turn yet', () => {
+  it('never runs when stopped then: it answers that it was stopped before it ran, and no worker is terminated', async () => {
+    // Known short: only then does a call wait behind another.
+    for (let i = 0; i < 20; i++) expect(await pool.run(task({})).answer).toMatchObject({ kind: 'result' })
+    const ahead = pool.run(task({ gap: true }))
+    const behind = pool.run(task({}))
+    expect(await ahead.answer).toMatchObject({ kind: 'result' })
+    behind.stop('deadline')
+    expect(await behind.answer).toMatchObject({ kind: 'died', detail: 'it was stopped before it ran' })
+    await behind.freed
+    const after = pool.run(task({}))
+    expect(await after.answer).toMatchObject({ kind: 'result', result: { body: expect.stringContaining(`"callId":${nextId - 1}`) } })
+    expect(replaced).toEqual([])
+  })
+})
