@@ -86,6 +86,14 @@ export function createThreadBudget(cores: number, holders: () => Holder[]): Thre
 
   function sample(): void {
     const at = performance.now()
+    let long = 0
+    for (const item of runningItems) if (at - item.startedAt >= LONG_MS) long++
+    // No call has run long enough to count as waiting: nothing to read (a strict call's process is read from /proc).
+    if (long === 0) {
+      extra = 0
+      pump()
+      return
+    }
     let idle = 0
     for (const holder of holders()) {
       const before = last.get(holder.key)
@@ -109,8 +117,6 @@ export function createThreadBudget(cores: number, holders: () => Holder[]): Thre
       last.set(holder.key, now)
       if (now.idle) idle++
     }
-    let long = 0
-    for (const item of runningItems) if (at - item.startedAt >= LONG_MS) long++
     // A thread holding no call is parked in Atomics.wait, which its utilization counts as
     // busy: the idle threads are the ones whose call waits on I/O.
     extra = Math.min(long, idle)
