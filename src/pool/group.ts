@@ -1,6 +1,7 @@
 // The one interface the dispatcher sees for a set of workers that run the same entries
 // under the same posture and limits, whatever keeps them (a pack process, or strict spares).
 import type { CallResult, GroupAnswer, ReplaceReason, StopReason } from '../protocol/call-answers.js'
+import { ERROR_CODES } from '../protocol/error-codes.js'
 import type { RunnableEntry } from '../protocol/runnable-entry.js'
 import type { CallTask, FileRequest } from '../protocol/worker-messages.js'
 import type { Holder, ThreadBudget } from './thread-budget.js'
@@ -58,7 +59,12 @@ export function retireReason(retire: 'failed' | 'memory' | 'crash'): ReplaceReas
   return retire === 'memory' ? 'memory' : retire === 'crash' ? 'crash' : 'context-isolated'
 }
 
-const OUTCOME = /^[a-z][a-z-]{0,63}$/
+/**
+ * What a worker's answer may say: ok or a protocol error code. Never `host-failed` (the front's
+ * word for a call nothing of which ran, which callers may send again) nor any other string (the
+ * logs and the metrics' labels take it as it is).
+ */
+const WORKER_OUTCOMES: ReadonlySet<string> = new Set<string>(['ok', ...ERROR_CODES])
 
 /**
  * An answer as it came from a pack process, checked for the shape the host's own code sends:
@@ -71,7 +77,7 @@ export function checkedAnswer(given: unknown): GroupAnswer {
     answer?.kind === 'result' &&
     typeof answer.result?.body === 'string' &&
     typeof answer.result.outcome === 'string' &&
-    OUTCOME.test(answer.result.outcome)
+    WORKER_OUTCOMES.has(answer.result.outcome)
   ) {
     const { outcome, body, retire } = answer.result
     return retire === 'failed' || retire === 'memory' || retire === 'crash'

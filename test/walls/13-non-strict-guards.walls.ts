@@ -57,4 +57,15 @@ describe('a result the host does not send', () => {
       await stillServes(host)
     })
   })
+
+  it('under strict, a process that says its call never ran (host-failed) after it ran gets handler-throw, not a 503 a caller would retry', async () => {
+    await withHost({ env: STRICT }, async (host) => {
+      const res = await rawInvoke(host.port, 'forge-result', { outcome: 'host-failed' }, { tenantId: 'tenant-a', runId: 'attack' })
+      expect.soft('error' in res ? res : res.status, 'the status').toBe(200)
+      expect.soft('error' in res ? res : res.body, "the attack's answer").toMatchObject({ v: 2, kind: 'error', code: 'handler-throw', toolId: 'forge-result' })
+      const notStarted = host.lines.filter((l) => l.kind === 'call-not-started')
+      expect.soft(notStarted, 'call-not-started lines').toEqual([])
+      await stillServes(host)
+    })
+  })
 })
