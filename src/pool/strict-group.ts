@@ -79,6 +79,15 @@ export function createStrictGroup(options: StrictOptions): WorkerGroup {
     return { child, folder, ready }
   }
 
+  /** A spare taken for a call that could not start goes back to the head of the line, if it lives. */
+  function giveBack(spare: Spare): void {
+    if (closed || !live.has(spare.child)) {
+      spare.child.kill()
+      return
+    }
+    spares.unshift(spare)
+  }
+
   function topUp(): void {
     if (closed) return
     const target = Math.min(spareTarget(recentCalls, performance.now(), startMsAverage), options.maxThreads)
@@ -103,12 +112,37 @@ export function createStrictGroup(options: StrictOptions): WorkerGroup {
     let resolveFreed!: () => void
     const freed = new Promise<void>((resolve) => (resolveFreed = resolve))
 
+    /** The call has gone to its process: from here pack code may be running. */
+    let sent = false
+    /** Stopped while its folder was being made: it is never sent. */
+    let stoppedEarly: StopReason | undefined
+
     const ticket = options.budget.enqueue(() => {
       const spare = spares.shift() ?? spawnSpare()
       // A start costs tens of ms of CPU: with a spare left, start the next one after this call
       // instead of beside it, so the call does not share its core with a start.
       if (spares.length === 0) topUp()
       else void freed.then(topUp)
+      void options.callTmp.make(spare.folder).then((made) => {
+        if (made.kind === 'ok') {
+          take(spare)
+          return
+        }
+        // Nothing ran, and the spare is as good as before: it waits for the next call, which
+        // tries its folder again, instead of a process started and killed for every call.
+        giveBack(spare)
+        notStarted(made.why)
+      })
+    })
+
+    function notStarted(why: string): void {
+      resolveAnswer({ kind: 'not-started', why })
+      ticket.done()
+      resolveFreed()
+    }
+
+    /** The spare is the call's from here, its folder made: it gets the call once it is ready. */
+    function take(spare: Spare): void {
       const c = spare.child
       child = c
       calling.add(c)
@@ -127,38 +161,49 @@ export function createStrictGroup(options: StrictOptions): WorkerGroup {
       void c.exited.then(({ code, signal }: Exit) => {
         calling.delete(c)
         options.callTmp.remove(spare.folder)
+        if (killedFor !== undefined) options.onReplaced(killedFor, id)
+        else {
+          const memory = options.memMB !== undefined && (signal === 'SIGABRT' || signal === 'SIGTRAP' || signal === 'SIGSEGV' || code === 134)
+          options.onReplaced(memory ? 'memory' : 'crash', id)
+          const detail = signal ?? `code ${code}`
+          // Never sent its call: nothing of it ran, and the caller may send it again.
+          if (!sent) resolveAnswer({ kind: 'not-started', why: `its process exited (${detail}) before it took the call` })
+          else resolveAnswer({ kind: 'died', reason: memory ? 'memory' : 'crash', detail })
+        }
+        // The answer before the release: the call's owner takes them in that order (call-life.ts).
         ticket.done()
         resolveFreed()
-        if (killedFor !== undefined) {
-          options.onReplaced(killedFor, id)
-          return
-        }
-        const memory = options.memMB !== undefined && (signal === 'SIGABRT' || signal === 'SIGTRAP' || signal === 'SIGSEGV' || code === 134)
-        options.onReplaced(memory ? 'memory' : 'crash', id)
-        resolveAnswer({ kind: 'died', reason: memory ? 'memory' : 'crash', detail: signal ?? `code ${code}` })
       })
-      void Promise.all([spare.ready, options.callTmp.make(spare.folder)]).then(([problems, made]) => {
-        if (settled || killedFor !== undefined) return
-        if (problems.length > 0) {
-          resolveAnswer({ kind: 'died', reason: 'crash', detail: problems.join('; ') })
-          return
-        }
-        if (made.kind === 'error') {
-          resolveAnswer({ kind: 'not-started', why: made.why })
-          killedFor = 'strict'
-          c.kill()
-          return
-        }
+      if (stoppedEarly !== undefined) {
+        killedFor = stoppedEarly
+        c.kill()
+        return
+      }
+      void spare.ready.then((problems) => {
+        // Ended before it was ready: its exit answers the call (not started).
+        if (settled || killedFor !== undefined || problems.length > 0) return
+        sent = true
         send(c, { type: 'call', task: { ...task, tmpDir: spare.folder } })
       })
-    })
+    }
 
     function stop(reason: StopReason): void {
-      if (settled || killedFor !== undefined) return
-      // Still waiting for its turn: no process was taken, nothing ran.
-      if (child === undefined && ticket.cancel()) {
-        settled = true
-        resolveFreed()
+      if (settled || killedFor !== undefined || stoppedEarly !== undefined) return
+      if (child === undefined) {
+        // Still waiting for its turn: no process was taken, nothing ran.
+        if (ticket.cancel()) {
+          settled = true
+          resolveFreed()
+          return
+        }
+        // Its folder is being made: it will not be sent (take).
+        stoppedEarly = reason
+        return
+      }
+      // Taken, but its process not ready yet: nothing ran, so nothing waits for a grace.
+      if (!sent) {
+        killedFor = reason
+        child.kill()
         return
       }
       const c = child as Spawned

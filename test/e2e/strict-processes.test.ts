@@ -50,6 +50,14 @@ describe('strict calls run in processes the front starts through its spawner', (
   })
 })
 
+describe('a strict call whose process exits', () => {
+  it('answers handler-throw with how its process ended (its exit code)', async () => {
+    const answer = await invoke(host, 'exit', {})
+    expect(answer.body).toMatchObject({ v: 2, kind: 'error', code: 'handler-throw', toolId: 'exit' })
+    expect(answer.body.message).toContain('the worker running it exited (code 3)')
+  })
+})
+
 describe('a spawner that dies', () => {
   it('ends the strict calls it was running as exited; the next call gets a new spawner and its answer', async () => {
     const running = invoke(host, 'sleep', { ms: 3000 })
