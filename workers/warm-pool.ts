@@ -450,9 +450,11 @@ export function createWarmPool(options: WarmPoolOptions): WarmPool {
   }
 
   function failed(call: Call, err: unknown): void {
-    // A call still behind here may have run: its worker can take its turn, run it and post its
-    // answer, and die before this thread reads that answer. Its turn slot says so.
-    const tookTurn = call.state === 'behind' && call.task.turn !== undefined && !turns.takeBack(call.task.turn)
+    // A call that waited for its turn (behind, or first in line and not yet started) may or may
+    // not have run: its worker can take its turn, run it and post its answer, and die before
+    // this thread reads that answer, or die before it takes it. Its turn slot says which.
+    const waitedTurn = (call.state === 'behind' || call.state === 'running') && call.task.turn !== undefined
+    const tookTurn = waitedTurn && !turns.takeBack(call.task.turn as number)
     turnDone(call)
     if (call.state === 'withdrawn') {
       if (call.threadId !== undefined) lines.remove(call.threadId, call)
@@ -460,7 +462,7 @@ export function createWarmPool(options: WarmPoolOptions): WarmPool {
       return
     }
     // On a worker this module ended, only the call it was ended for had run (the others reached it after, or waited behind).
-    const ran = tookTurn || (call.state === 'running' && (call.stopped !== undefined || call.threadId === undefined || !ending.has(call.threadId)))
+    const ran = waitedTurn ? tookTurn : call.state === 'running' && (call.stopped !== undefined || call.threadId === undefined || !ending.has(call.threadId))
     if (call.threadId !== undefined) lines.remove(call.threadId, call)
     if (closing) {
       end(call, { kind: 'shutdown' })

@@ -1,7 +1,8 @@
 // A call first in line on its worker counts as running in the pack process from the moment the
 // call ahead answers, but its worker takes its turn a little later (the real one waits for pack
 // code's output to drain). A stop in that window must still take it back: it runs nothing, and
-// no worker is terminated for it. The worker here is a stand-in that holds that window open.
+// no worker is terminated for it; a worker that dies in that window never ran it, so it runs
+// elsewhere. The worker here is a stand-in that holds that window open.
 import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
 import type { CallTask } from '../../src/protocol/worker-messages.js'
@@ -14,6 +15,8 @@ const entry = toolEntry('gap', fileURLToPath(new URL('../fixtures/basic-pack/', 
 const { pool, replaced } = warmPool([entry], 1, 1, GAP_WORKER)
 
 let nextId = 1
+const output = (callId: number) => ({ kind: 'result', result: { body: JSON.stringify({ v: 2, kind: 'result', output: { callId } }) } })
+
 function task(input: unknown): CallTask {
   const body = JSON.stringify({ v: 2, kind: 'invoke', tool: { id: 'gap' }, input, ctx: { tenantId: 't', runId: 'r' } })
   return { type: 'call', callId: nextId++, key: entry.key, body, ids: {} }
@@ -32,5 +35,13 @@ describe('a call first in line whose worker has not taken its turn yet', () => {
     const after = pool.run(task({}))
     expect(await after.answer).toMatchObject({ kind: 'result', result: { body: expect.stringContaining(`"callId":${nextId - 1}`) } })
     expect(replaced).toEqual([])
+  })
+
+  it('runs on another worker when its worker dies before taking its turn: it had not run', async () => {
+    const ahead = pool.run(task({ gap: 'exit' }))
+    const behindTask = task({})
+    const behind = pool.run(behindTask)
+    expect(await ahead.answer).toMatchObject({ kind: 'result' })
+    expect(await behind.answer).toMatchObject(output(behindTask.callId))
   })
 })
