@@ -14,16 +14,23 @@ const CHECK_EVERY_MS = 25
 // at a time, so there is one watched call at most.
 let watched: { memMB: number; trip: () => void } | undefined
 let timer: NodeJS.Timeout | undefined
-let v8: typeof import('node:v8') | undefined
+let heapStatistics: (() => { used_heap_size: number; external_memory: number }) | undefined
 
 function check(): void {
   if (watched !== undefined && overLimit(watched.memMB)) watched.trip()
 }
 
+/**
+ * Takes node:v8's reading before any pack module loads (pack code could replace it later, and
+ * hide its Buffers from the watch); only a runner with a memMB tool loads node:v8 at all.
+ */
+export function prepareMemoryWatch(): void {
+  heapStatistics ??= (process.getBuiltinModule('node:v8') as typeof import('node:v8')).getHeapStatistics
+}
+
 export function overLimit(memMB: number): boolean {
-  // node:v8 on first use: a process whose tools have no memMB never loads it.
-  v8 ??= process.getBuiltinModule('node:v8') as typeof import('node:v8')
-  const stats = v8.getHeapStatistics()
+  prepareMemoryWatch()
+  const stats = (heapStatistics as NonNullable<typeof heapStatistics>)()
   return stats.used_heap_size + stats.external_memory > memMB * 1024 * 1024
 }
 

@@ -16,6 +16,7 @@ const require = createRequire(import.meta.url)
 
 type Amaro = { transformSync(code: string, options: object): { code: string; map?: string } }
 let amaro: Amaro | undefined
+let compileFunction: typeof import('node:vm')['compileFunction'] | undefined
 
 export function isTypeScript(path: string): boolean {
   return TS_FILE.test(path)
@@ -69,10 +70,10 @@ function formatOf(path: string, code: string): ModuleFormat {
   if (kind === 'c') return 'commonjs'
   const type = packageType(dirname(path))
   if (type === 'module' || type === 'commonjs') return type
+  // Set as the loader is installed, the only way here.
+  const compile = compileFunction as NonNullable<typeof compileFunction>
   try {
-    // node:vm on first use: a strict call's process without TypeScript never loads it.
-    const vm = process.getBuiltinModule('node:vm') as typeof import('node:vm')
-    vm.compileFunction(code, [], { filename: path })
+    compile(code, [], { filename: path })
     return 'commonjs'
   } catch {
     return 'module'
@@ -85,6 +86,8 @@ let installed = false
 export function installTypeScriptLoader(): void {
   if (installed) return
   installed = true
+  // node:vm only for a pack with TypeScript, taken before any of its modules load.
+  compileFunction = (process.getBuiltinModule('node:vm') as typeof import('node:vm')).compileFunction
   // Source maps only matter for transformed files; stripped ones keep their positions.
   process.setSourceMapsEnabled(true)
   registerHooks({

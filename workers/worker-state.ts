@@ -4,6 +4,7 @@
 import type { WorkerSetup } from '../src/protocol/worker-messages.js'
 import { installBindingGuard, installNetworkGuard, installSignalGuard, installSpawnGuard } from './guards.js'
 import { loadEntries, type Loaded } from './load-entries.js'
+import { prepareMemoryWatch } from './memory-watch.js'
 import { installTypeScriptLoader, isTypeScript } from './typescript.js'
 
 /** The setup this runner was started with (set once, by prepare). */
@@ -13,6 +14,7 @@ export let setup: WorkerSetup
 export function prepare(given: WorkerSetup): void {
   setup = given
   if (setup.entries.some((e) => isTypeScript(e.absPath))) installTypeScriptLoader()
+  if (setup.entries.some((e) => e.memMB !== undefined)) prepareMemoryWatch()
   installSignalGuard()
   installBindingGuard()
   if (setup.entries.length > 0 && setup.entries.every((e) => e.networkNone)) installNetworkGuard()
