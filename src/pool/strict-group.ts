@@ -124,6 +124,15 @@ export function createStrictGroup(options: StrictOptions): WorkerGroup {
       if (spares.length === 0) topUp()
       else void freed.then(topUp)
       void options.callTmp.make(spare.folder).then((made) => {
+        // The service closed its groups meanwhile: the call ends with it, and is sent nowhere.
+        if (closed) {
+          if (made.kind === 'ok') options.callTmp.remove(spare.folder)
+          spare.child.kill()
+          resolveAnswer({ kind: 'shutdown' })
+          ticket.done()
+          resolveFreed()
+          return
+        }
         if (made.kind === 'ok') {
           take(spare)
           return
@@ -161,7 +170,9 @@ export function createStrictGroup(options: StrictOptions): WorkerGroup {
       void c.exited.then(({ code, signal }: Exit) => {
         calling.delete(c)
         options.callTmp.remove(spare.folder)
-        if (killedFor !== undefined) options.onReplaced(killedFor, id)
+        // Ended by the service closing its groups (a shutdown past its drain), not by pack code.
+        if (closed && killedFor === undefined) resolveAnswer({ kind: 'shutdown' })
+        else if (killedFor !== undefined) options.onReplaced(killedFor, id)
         else {
           const memory = options.memMB !== undefined && (signal === 'SIGABRT' || signal === 'SIGTRAP' || signal === 'SIGSEGV' || code === 134)
           options.onReplaced(memory ? 'memory' : 'crash', id)

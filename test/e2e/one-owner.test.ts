@@ -48,8 +48,8 @@ describe('a strict call whose tmpDir cannot be made', () => {
 })
 
 describe('a shutdown that cuts calls still running', () => {
-  it('logs no worker replacement and no crash: the calls past the drain end with the service', async () => {
-    const host = await spawnHost()
+  it.each(['none', 'strict'])('logs no worker replacement and no crash under %s: the calls past the drain end with the service', async (posture) => {
+    const host = await spawnHost({ env: { KINDGI_PACK_SANDBOX: posture } })
     const cut = [
       invoke(host, 'sleep', { ms: 60_000 }).catch(() => undefined),
       invoke(host, 'spin', {}, { 'kindgi-timeout-ms': '60000' }).catch(() => undefined),
