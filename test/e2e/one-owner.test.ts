@@ -48,19 +48,23 @@ describe('a strict call whose tmpDir cannot be made', () => {
 })
 
 describe('a shutdown that cuts calls still running', () => {
-  it.each(['none', 'strict'])('logs no worker replacement and no crash under %s: the calls past the drain end with the service', async (posture) => {
-    const host = await spawnHost({ env: { KINDGI_PACK_SANDBOX: posture } })
-    const cut = [
-      invoke(host, 'sleep', { ms: 60_000 }).catch(() => undefined),
-      invoke(host, 'spin', {}, { 'kindgi-timeout-ms': '60000' }).catch(() => undefined),
-    ]
-    await sleep(300)
-    host.proc.kill('SIGTERM')
-    expect(await host.exited).toBe(0)
-    await Promise.all(cut)
-    const after = host.lines.slice(host.lines.findIndex((l) => l.kind === 'draining'))
-    expect(after.filter((l) => l.kind === 'worker-replaced')).toEqual([])
-    expect(after.filter((l) => l.kind === 'internal-error')).toEqual([])
-    expect(after.at(-1)?.kind).toBe('stopped')
-  }, 20_000)
+  it.each(['none', 'strict'])(
+    'logs no worker replacement and no crash under %s: the calls past the drain end with the service',
+    async (posture) => {
+      const host = await spawnHost({ env: { KINDGI_PACK_SANDBOX: posture } })
+      const cut = [
+        invoke(host, 'sleep', { ms: 60_000 }).catch(() => undefined),
+        invoke(host, 'spin', {}, { 'kindgi-timeout-ms': '60000' }).catch(() => undefined),
+      ]
+      await sleep(300)
+      host.proc.kill('SIGTERM')
+      expect(await host.exited).toBe(0)
+      await Promise.all(cut)
+      const after = host.lines.slice(host.lines.findIndex((l) => l.kind === 'draining'))
+      expect(after.filter((l) => l.kind === 'worker-replaced')).toEqual([])
+      expect(after.filter((l) => l.kind === 'internal-error')).toEqual([])
+      expect(after.at(-1)?.kind).toBe('stopped')
+    },
+    20_000,
+  )
 })
