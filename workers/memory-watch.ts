@@ -14,23 +14,26 @@ const CHECK_EVERY_MS = 25
 // at a time, so there is one watched call at most.
 let watched: { memMB: number; trip: () => void } | undefined
 let timer: NodeJS.Timeout | undefined
-let heapStatistics: (() => { used_heap_size: number; external_memory: number }) | undefined
+type HeapReading = () => { used_heap_size: number; external_memory: number }
+let heapStatistics: HeapReading | undefined
 
 function check(): void {
   if (watched !== undefined && overLimit(watched.memMB)) watched.trip()
 }
 
-/**
- * Takes node:v8's reading before any pack module loads (pack code could replace it later, and
- * hide its Buffers from the watch); only a runner with a memMB tool loads node:v8 at all.
- */
-export function prepareMemoryWatch(): void {
+/** node:v8's reading, taken once: only a runner with a memMB tool loads node:v8 at all. */
+function readHeap(): HeapReading {
   heapStatistics ??= (process.getBuiltinModule('node:v8') as typeof import('node:v8')).getHeapStatistics
+  return heapStatistics
+}
+
+/** Takes the reading before any pack module loads: pack code could replace it later, and hide its Buffers from the watch. */
+export function prepareMemoryWatch(): void {
+  readHeap()
 }
 
 export function overLimit(memMB: number): boolean {
-  prepareMemoryWatch()
-  const stats = (heapStatistics as NonNullable<typeof heapStatistics>)()
+  const stats = readHeap()()
   return stats.used_heap_size + stats.external_memory > memMB * 1024 * 1024
 }
 

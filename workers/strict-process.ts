@@ -10,7 +10,7 @@ import { setFileChannel, type Reply } from './files.js'
 import { loadEntries } from './load-entries.js'
 import { pinSources } from './pinned-sources.js'
 import { runCall } from './run-call.js'
-import { prepare, setup } from './worker-state.js'
+import { guardsNetwork, prepare, setup } from './worker-state.js'
 
 const send = (event: FromStrict, done?: () => void): void => {
   process.send!(event, undefined, undefined, done)
@@ -50,7 +50,7 @@ process.on('message', (message: ToStrict) => {
       if (message.sources !== undefined) pinSources(message.sources)
       // Node makes process.stdout/stderr on first use, as sockets over their pipes: under the
       // network guard, make them before it refuses sockets to pack code (else on first use).
-      if (message.setup.entries.every((e) => e.networkNone)) {
+      if (guardsNetwork(message.setup)) {
         void process.stdout
         void process.stderr
       }

@@ -10,6 +10,11 @@ import { installTypeScriptLoader, isTypeScript } from './typescript.js'
 /** The setup this runner was started with (set once, by prepare). */
 export let setup: WorkerSetup
 
+/** Every tool of the runner declares network none: the network guard goes in. */
+export function guardsNetwork(given: WorkerSetup): boolean {
+  return given.entries.length > 0 && given.entries.every((e) => e.networkNone)
+}
+
 /** Guards and loaders, before any pack module loads, so module top-level code is guarded too. */
 export function prepare(given: WorkerSetup): void {
   setup = given
@@ -17,7 +22,7 @@ export function prepare(given: WorkerSetup): void {
   if (setup.entries.some((e) => e.memMB !== undefined)) prepareMemoryWatch()
   installSignalGuard()
   installBindingGuard()
-  if (setup.entries.length > 0 && setup.entries.every((e) => e.networkNone)) installNetworkGuard()
+  if (guardsNetwork(setup)) installNetworkGuard()
   // Writes need no guard here: a strict call's process may write only its own tmpDir, and the
   // permission model says so (strict-flags.ts). The spawn guard says why, where Node's error
   // only names a flag.

@@ -81,11 +81,7 @@ export function createStrictGroup(options: StrictOptions): WorkerGroup {
 
   /** A spare taken for a call that could not start goes back to the head of the line, if it lives. */
   function giveBack(spare: Spare): void {
-    if (closed || !live.has(spare.child)) {
-      spare.child.kill()
-      return
-    }
-    spares.unshift(spare)
+    if (live.has(spare.child)) spares.unshift(spare)
   }
 
   function topUp(): void {
@@ -128,9 +124,7 @@ export function createStrictGroup(options: StrictOptions): WorkerGroup {
         if (closed) {
           if (made.kind === 'ok') options.callTmp.remove(spare.folder)
           spare.child.kill()
-          resolveAnswer({ kind: 'shutdown' })
-          ticket.done()
-          resolveFreed()
+          endUnsent({ kind: 'shutdown' })
           return
         }
         if (made.kind === 'ok') {
@@ -140,12 +134,13 @@ export function createStrictGroup(options: StrictOptions): WorkerGroup {
         // Nothing ran, and the spare is as good as before: it waits for the next call, which
         // tries its folder again, instead of a process started and killed for every call.
         giveBack(spare)
-        notStarted(made.why)
+        endUnsent({ kind: 'not-started', why: made.why })
       })
     })
 
-    function notStarted(why: string): void {
-      resolveAnswer({ kind: 'not-started', why })
+    /** Ends a call no process took: its answer, then its place in the budget. */
+    function endUnsent(given: GroupAnswer): void {
+      resolveAnswer(given)
       ticket.done()
       resolveFreed()
     }

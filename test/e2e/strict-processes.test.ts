@@ -1,7 +1,9 @@
 // Strict calls in processes of their own (issue 16), seen from outside: the front starts
 // them through its spawner, none of them holds the token, and a spawner that dies ends only
 // the calls it was running; the service goes on and starts a new one.
-import { readFileSync } from 'node:fs'
+import { readdirSync, readFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { invoke, sharedHost, sleep, TOKEN } from '../helpers/host.js'
 import { cmdline, processTree } from '../walls/walls-helpers.js'
@@ -47,6 +49,18 @@ describe('strict calls run in processes the front starts through its spawner', (
       expect(readFileSync(`/proc/${pid}/environ`, 'latin1')).not.toContain(TOKEN)
       expect(cmdline(pid)).not.toContain(TOKEN)
     }
+  })
+})
+
+describe("a strict call's folder", () => {
+  it('is gone once its call is, whether the call left it empty or not; a spare has none yet', async () => {
+    const [root] = readdirSync(tmpdir()).filter((name) => name.startsWith(`kindgi-pack-host-${host.proc.pid}-`))
+    expect(root).toBeDefined()
+    for (let i = 0; i < 3; i++) expect((await invoke(host, 'echo', { i })).status).toBe(200)
+    const probe = await invoke(host, 'strict-probe', { outside: join(tmpdir(), 'kph-never-written.txt') })
+    expect(probe.body.output.writes.inside).toBe('written')
+    await sleep(300)
+    expect(readdirSync(join(tmpdir(), root as string))).toEqual([])
   })
 })
 
