@@ -14,6 +14,7 @@ import { callFields, callLine, type CallFields } from './call-line.js'
 import { notReady, refusalReason, type FrontState } from './front-state.js'
 import { tenantMismatch } from './access-checks.js'
 import { BODY_LIMIT, readBody } from './read-body.js'
+import { drainRefused } from './drain-refused.js'
 
 type Ctx = Context<{ Bindings: HttpBindings }>
 
@@ -169,6 +170,11 @@ function toolFilesOf(
   return { body, files: { store, read }, grant: { url: toolFiles.url, token: toolFiles.token } }
 }
 
+/**
+ * The connection is kept, not closed: the rest of the body is drained (drain-refused.ts), so
+ * the client reads the 413 whole instead of a reset, and the connection can serve again.
+ */
 function tooLarge(c: Ctx): Response {
-  return c.json(TOO_LARGE, 413, { Connection: 'close' })
+  drainRefused(c.env.incoming)
+  return c.json(TOO_LARGE, 413)
 }

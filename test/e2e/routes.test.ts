@@ -2,6 +2,7 @@
 import { createHash } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import { request as httpRequest } from 'node:http'
+import { connect } from 'node:net'
 import { describe, expect, it } from 'vitest'
 import { BASIC_INDEX, invoke, post, request, sharedHost } from '../helpers/host.js'
 
@@ -107,8 +108,8 @@ describe('/v1/invoke transport statuses', () => {
         req.destroy()
       })
       req.on('error', (err) => (answered ? undefined : reject(err)))
-      // A chunk a turn of the event loop, as a client that reads while it sends: the 413 is read
-      // as it comes, before a write meets the connection the server has closed (EPIPE).
+      // A chunk a turn of the event loop, so the 413 is seen as it comes: how much was sent by then
+      // says when the server refused.
       const pump = () => {
         if (answered || sent >= 64 * 1024 * 1024) return
         sent += chunk.length
@@ -126,5 +127,50 @@ describe('/v1/invoke transport statuses', () => {
     expect(res.headers.get('kindgi-artifact-version')).toBe('20261130.7')
     expect(res.headers.get('kindgi-duration-ms')).toMatch(/^\d+$/)
     expect(res.headers.get('content-type')).toMatch(/^application\/json/)
+  })
+})
+
+/**
+ * Writes `head` and `body` on a fresh connection, reading nothing until all of it is written
+ * (as a client that sends its request whole, then reads), then reads until `until` is seen.
+ */
+function rawExchange(port: number, head: string, body: Buffer, until: RegExp): Promise<{ text: string; error?: string }> {
+  return new Promise((resolve) => {
+    const socket = connect(port, '127.0.0.1')
+    let text = ''
+    const finish = (error?: string) => {
+      socket.destroy()
+      resolve({ text, error })
+    }
+    socket.on('data', (d) => {
+      text += d.toString('latin1')
+      if (until.test(text)) finish()
+    })
+    socket.on('error', (err: NodeJS.ErrnoException) => finish(err.code))
+    socket.on('close', () => finish())
+    socket.pause()
+    socket.write(head)
+    socket.write(body, (err) => (err ? finish((err as NodeJS.ErrnoException).code) : socket.resume()))
+  })
+}
+
+describe('a body refused as too large', () => {
+  const headFor = (length: number) =>
+    `POST /v1/invoke HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\nkindgi-pack-token: test-token-0123456789\r\ncontent-length: ${length}\r\n\r\n`
+  it('a client that writes all of it before reading reads the whole 413, not a reset', async () => {
+    const big = Buffer.alloc(24 * 1024 * 1024, 0x20)
+    for (let i = 0; i < 2; i++) {
+      const got = await rawExchange(host.port, headFor(big.length), big, /Request body too large"\}$/)
+      expect(got.error).toBeUndefined()
+      expect(got.text).toMatch(/^HTTP\/1\.1 413 /)
+    }
+  })
+  it('the connection serves the next request once the refused body has been sent', async () => {
+    const big = Buffer.alloc(11 * 1024 * 1024, 0x20)
+    const next = JSON.stringify({ v: 2, kind: 'invoke', tool: { id: 'echo' }, input: { after: 413 }, ctx: { tenantId: 't', runId: 'r' } })
+    const nextRequest = `${headFor(Buffer.byteLength(next))}${next}`
+    const got = await rawExchange(host.port, headFor(big.length), Buffer.concat([big, Buffer.from(nextRequest)]), /"after":413\}\}$/)
+    expect(got.error).toBeUndefined()
+    expect(got.text).toMatch(/^HTTP\/1\.1 413 [\s\S]*HTTP\/1\.1 200 [\s\S]*"output":\{"after":413\}\}$/)
   })
 })
