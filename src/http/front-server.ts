@@ -2,7 +2,7 @@
 // configuration), and a JSON answer for every request the app never sees (not valid HTTP,
 // too slow, headers too large), so nothing on the wire answers without a JSON body.
 import { getRequestListener, RequestError } from '@hono/node-server'
-import { createServer, STATUS_CODES, type Server } from 'node:http'
+import { createServer, STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import type { Socket } from 'node:net'
 import type { FrontLimits } from '../config.js'
 
@@ -57,15 +57,31 @@ export function createFrontServer(fetch: Fetch, limits: FrontLimits): Server {
   server.keepAliveTimeout = limits.keepAliveTimeoutMs
   server.maxConnections = limits.maxConnections
 
+  // Answers not yet ended, per socket. A request Node refuses behind one still being answered
+  // (pipelined) gets its HTTP-level answer after that one, never in its place: a client pairs
+  // answers with requests in order.
+  const answering = new WeakMap<Socket, number>()
+  const afterAnswers = new WeakMap<Socket, string>()
+  server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+    const socket = req.socket
+    answering.set(socket, (answering.get(socket) ?? 0) + 1)
+    res.once('close', () => {
+      const left = (answering.get(socket) ?? 1) - 1
+      answering.set(socket, left)
+      const text = afterAnswers.get(socket)
+      if (left > 0 || text === undefined) return
+      afterAnswers.delete(socket)
+      closeWith(socket, text)
+    })
+  })
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => {
-    // Answer only while nothing of another answer went out on this socket (Node's own rule).
-    const inFlight = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage
-    if (err.code === 'ECONNRESET' || !socket.writable || inFlight?.headersSent === true) {
+    if (err.code === 'ECONNRESET' || !socket.writable) {
       socket.destroy()
       return
     }
     const { status, error } = clientErrorAnswer(err.code)
-    closeWith(socket, jsonResponse(status, error))
+    if ((answering.get(socket) ?? 0) > 0) afterAnswers.set(socket, jsonResponse(status, error))
+    else closeWith(socket, jsonResponse(status, error))
   })
   // An Expect other than 100-continue is ignored (RFC 9110 lets a server do so) rather than
   // answered with Node's bodyless 417: the request is served as if it had none.
