@@ -11,40 +11,42 @@
 // `followCall` feeds it the group's promises and the limits' timers.
 import { cancelled, cpuExceeded, deadlineExceeded, memoryExceeded, workerDied } from '../protocol/messages.js'
 import type { GroupAnswer, StopReason } from '../protocol/call-answers.js'
-import type { CallOutcome } from '../protocol/error-codes.js'
+import type { AnswerOutcome } from '../protocol/error-codes.js'
 import type { RunnableEntry } from '../protocol/runnable-entry.js'
 import type { ResponseMessage, Target } from '../protocol/wire.js'
 import type { RunningCall } from './group.js'
 
+/** A protocol message to send (`body`), and its outcome for the call line. */
+export type CallAnswer = { outcome: AnswerOutcome; body: string }
+
 /**
- * What the caller gets: the protocol message to send (`body`) and its outcome. `host-failed`
- * is the one outcome that is not a message: the host could not start the call, nothing of it
- * ran, `body` says why, and the dispatcher answers it as not started (a 503).
+ * How a call ends for its caller: answered with a protocol message, or not started: the host
+ * could not start it, nothing of it ran, and the front answers 503 (a caller may send it again).
  */
-export type CallAnswer = { outcome: CallOutcome; body: string }
+export type CallEnd = { kind: 'answered'; answer: CallAnswer } | { kind: 'not-started'; why: string }
 
 export type LifeState = 'running' | 'answered' | 'ended'
 
 export type LifeEvent =
-  | { kind: 'worker-answered'; answer: CallAnswer }
-  | { kind: 'limit'; reason: StopReason; answer: CallAnswer }
+  | { kind: 'worker-answered'; end: CallEnd }
+  | { kind: 'limit'; reason: StopReason; end: CallEnd }
   /** `why()` is what the caller gets if nothing answered before the worker let go (made only then). */
-  | { kind: 'worker-freed'; why(): CallAnswer }
+  | { kind: 'worker-freed'; why(): CallEnd }
 
-export type LifeEffect = { kind: 'respond'; answer: CallAnswer } | { kind: 'stop'; reason: StopReason } | { kind: 'release' }
+export type LifeEffect = { kind: 'respond'; end: CallEnd } | { kind: 'stop'; reason: StopReason } | { kind: 'release' }
 
 export function step(state: LifeState, event: LifeEvent): { state: LifeState; effects: LifeEffect[] } {
   if (state === 'ended') return { state, effects: [] }
   if (event.kind === 'worker-freed') {
     const release: LifeEffect = { kind: 'release' }
-    return { state: 'ended', effects: state === 'running' ? [{ kind: 'respond', answer: event.why() }, release] : [release] }
+    return { state: 'ended', effects: state === 'running' ? [{ kind: 'respond', end: event.why() }, release] : [release] }
   }
   if (state === 'answered') return { state, effects: [] }
-  if (event.kind === 'worker-answered') return { state: 'answered', effects: [{ kind: 'respond', answer: event.answer }] }
+  if (event.kind === 'worker-answered') return { state: 'answered', effects: [{ kind: 'respond', end: event.end }] }
   return {
     state: 'answered',
     effects: [
-      { kind: 'respond', answer: event.answer },
+      { kind: 'respond', end: event.end },
       { kind: 'stop', reason: event.reason },
     ],
   }
@@ -59,16 +61,17 @@ export type CallLimits = {
 /** How often a strict call's CPU time is read once its cpuMs of wall time has passed. */
 const CPU_CHECK_MS = 20
 
-export function encode(message: ResponseMessage): CallAnswer {
-  return { outcome: message.kind === 'error' ? message.code : 'ok', body: JSON.stringify(message) }
+/** A call answered by a message the front made (a limit, a death). */
+function answered(message: ResponseMessage): CallEnd {
+  return { kind: 'answered', answer: { outcome: message.kind === 'error' ? message.code : 'ok', body: JSON.stringify(message) } }
 }
 
-export function fromGroup(answer: GroupAnswer, entry: RunnableEntry, about: Target): CallAnswer {
-  if (answer.kind === 'result') return answer.result
-  if (answer.kind === 'shutdown') return encode(workerDied(about, 'the service shut down before it answered'))
-  if (answer.kind === 'not-started') return { outcome: 'host-failed', body: answer.why }
-  if (answer.reason === 'memory' && entry.memMB !== undefined) return encode(memoryExceeded(about, entry.memMB))
-  return encode(workerDied(about, answer.detail))
+export function fromGroup(answer: GroupAnswer, entry: RunnableEntry, about: Target): CallEnd {
+  if (answer.kind === 'result') return { kind: 'answered', answer: answer.result }
+  if (answer.kind === 'shutdown') return answered(workerDied(about, 'the service shut down before it answered'))
+  if (answer.kind === 'not-started') return answer
+  if (answer.reason === 'memory' && entry.memMB !== undefined) return answered(memoryExceeded(about, entry.memMB))
+  return answered(workerDied(about, answer.detail))
 }
 
 /**
@@ -76,11 +79,11 @@ export function fromGroup(answer: GroupAnswer, entry: RunnableEntry, about: Targ
  * worker is done with the call. The deadline, the caller leaving and (for strict calls, whose
  * CPU time the front reads) cpuMs are the limits.
  */
-export function followCall(running: RunningCall, entry: RunnableEntry, limits: CallLimits, release: () => void): Promise<CallAnswer> {
+export function followCall(running: RunningCall, entry: RunnableEntry, limits: CallLimits, release: () => void): Promise<CallEnd> {
   const about: Target = { target: entry.target, id: entry.id }
   let state: LifeState = 'running'
-  let respond!: (answer: CallAnswer) => void
-  const answered = new Promise<CallAnswer>((resolve) => (respond = resolve))
+  let respond!: (end: CallEnd) => void
+  const ended = new Promise<CallEnd>((resolve) => (respond = resolve))
   let deadline: NodeJS.Timeout | undefined
   let cpuWatch: NodeJS.Timeout | undefined
   let unsubscribe = () => {}
@@ -93,7 +96,7 @@ export function followCall(running: RunningCall, entry: RunnableEntry, limits: C
         clearTimeout(deadline)
         clearTimeout(cpuWatch)
         unsubscribe()
-        respond(effect.answer)
+        respond(effect.end)
       } else if (effect.kind === 'stop') {
         running.stop(effect.reason)
       } else {
@@ -102,7 +105,7 @@ export function followCall(running: RunningCall, entry: RunnableEntry, limits: C
     }
   }
 
-  deadline = setTimeout(() => feed({ kind: 'limit', reason: 'deadline', answer: encode(deadlineExceeded(about)) }), limits.timeoutMs)
+  deadline = setTimeout(() => feed({ kind: 'limit', reason: 'deadline', end: answered(deadlineExceeded(about)) }), limits.timeoutMs)
   // Busy time never runs ahead of wall time: nothing is read before cpuMs has passed. Only a
   // group whose calls' CPU time the front reads (strict) is watched here.
   const cpuMs = entry.cpuMs
@@ -114,12 +117,12 @@ export function followCall(running: RunningCall, entry: RunnableEntry, limits: C
         cpuWatch = setTimeout(checkCpu, CPU_CHECK_MS)
         return
       }
-      feed({ kind: 'limit', reason: 'cpu', answer: encode(cpuExceeded(about, cpuMs)) })
+      feed({ kind: 'limit', reason: 'cpu', end: answered(cpuExceeded(about, cpuMs)) })
     }
     cpuWatch = setTimeout(checkCpu, cpuMs)
   }
-  unsubscribe = limits.onCallerGone(() => feed({ kind: 'limit', reason: 'cancelled', answer: encode(cancelled(about)) }))
-  void running.answer.then((answer) => feed({ kind: 'worker-answered', answer: fromGroup(answer, entry, about) }))
-  void running.freed.then(() => feed({ kind: 'worker-freed', why: () => encode(workerDied(about, 'it let go of the call without an answer')) }))
-  return answered
+  unsubscribe = limits.onCallerGone(() => feed({ kind: 'limit', reason: 'cancelled', end: answered(cancelled(about)) }))
+  void running.answer.then((answer) => feed({ kind: 'worker-answered', end: fromGroup(answer, entry, about) }))
+  void running.freed.then(() => feed({ kind: 'worker-freed', why: () => answered(workerDied(about, 'it let go of the call without an answer')) }))
+  return ended
 }

@@ -3,7 +3,7 @@
 // slot is free again only when the call's worker is.
 import type { RunnableEntry } from '../protocol/runnable-entry.js'
 import type { CallTask } from '../protocol/worker-messages.js'
-import { followCall, type CallAnswer, type CallLimits } from './call-life.js'
+import { followCall, type CallEnd, type CallLimits } from './call-life.js'
 import type { WorkerGroup } from './group.js'
 import type { FileGrant, ToolFiles } from './tool-files.js'
 
@@ -12,12 +12,9 @@ export type SlotLimits = CallLimits & {
   files?: FileGrant
 }
 
-/** A call that ran (or was stopped) and its answer; or one the host could not start, so nothing of it ran. */
-export type SlotOutcome = { kind: 'answered'; answer: CallAnswer } | { kind: 'not-started'; why: string }
-
 export type Slot = {
   /** Runs the call on the slot; the slot frees itself when the worker does. Never rejects. */
-  run(entry: RunnableEntry, task: CallTask, limits: SlotLimits): Promise<SlotOutcome>
+  run(entry: RunnableEntry, task: CallTask, limits: SlotLimits): Promise<CallEnd>
   /** Gives the slot back when no call was started on it. */
   release(): void
 }
@@ -55,14 +52,14 @@ export function createDispatcher(groupOf: (entry: RunnableEntry) => WorkerGroup,
       release: releaseOnce,
       async run(entry, task, limits) {
         const running = groupOf(entry).run(task)
-        if (limits.files === undefined) return slotOutcome(await followCall(running, entry, limits, releaseOnce))
+        if (limits.files === undefined) return followCall(running, entry, limits, releaseOnce)
         // The file token is valid until the call's answer or deadline, whichever comes first.
         const ended = new AbortController()
         const revoke = toolFiles.grant(task.callId, limits.files, ended.signal)
-        const answer = await followCall(running, entry, limits, releaseOnce)
+        const end = await followCall(running, entry, limits, releaseOnce)
         ended.abort()
         revoke()
-        return slotOutcome(answer)
+        return end
       },
     }
   }
@@ -72,9 +69,4 @@ export function createDispatcher(groupOf: (entry: RunnableEntry) => WorkerGroup,
     inFlight: () => taken,
     idle: () => (taken === 0 ? Promise.resolve() : new Promise<void>((resolve) => idleWaiters.push(resolve))),
   }
-}
-
-/** `host-failed` is the group's word for a call it could not start: nothing of it ran. */
-function slotOutcome(answer: CallAnswer): SlotOutcome {
-  return answer.outcome === 'host-failed' ? { kind: 'not-started', why: answer.body } : { kind: 'answered', answer }
 }

@@ -1,10 +1,10 @@
 // How a call ends, as every layer below the front reports it: an answer its worker gave, or
 // why it has none. The dispatcher turns these into protocol messages; nothing here is wire.
-import type { CallOutcome } from './error-codes.js'
+import type { AnswerOutcome } from './error-codes.js'
 
 /** A call's answer, already serialized: the front sends `body` as it is. */
 export type CallResult = {
-  outcome: CallOutcome
+  outcome: AnswerOutcome
   body: string
   /**
    * The worker must not serve another call: `failed` (context-isolated after a failure in

@@ -21,8 +21,11 @@ export const ERROR_CODES = [
 
 export type ErrorCode = (typeof ERROR_CODES)[number]
 
+/** What a protocol message answering a call says: ok, or its error code. */
+export type AnswerOutcome = 'ok' | ErrorCode
+
 /**
- * What a `call` line's outcome may say: ok, a protocol error code, the 421 refusal, or
- * `host-failed` (the host could not start the call — nothing of it ran — and answered 503).
+ * What a `call` line's outcome may say: an answer's, the 421 refusal, or `host-failed` (the
+ * host could not start the call — nothing of it ran — and answered 503).
  */
-export type CallOutcome = 'ok' | ErrorCode | 'pack-tenant-mismatch' | 'host-failed'
+export type CallOutcome = AnswerOutcome | 'pack-tenant-mismatch' | 'host-failed'
