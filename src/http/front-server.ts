@@ -57,30 +57,35 @@ export function createFrontServer(fetch: Fetch, limits: FrontLimits): Server {
   server.keepAliveTimeout = limits.keepAliveTimeoutMs
   server.maxConnections = limits.maxConnections
 
-  // Answers not yet ended, per socket. A request Node refuses behind one still being answered
-  // (pipelined) gets its HTTP-level answer after that one, never in its place: a client pairs
-  // answers with requests in order.
-  const answering = new WeakMap<Socket, number>()
-  const afterAnswers = new WeakMap<Socket, string>()
+  // Per socket: its latest request and how many answers are still open. Node refuses either
+  // the latest request's body (the request is not complete) or a request after it, pipelined.
+  // The first is answered at once, as long as nothing of its own answer went out; the second
+  // after every open answer, never in the place of one: a client pairs answers with requests
+  // in order.
+  const sockets = new WeakMap<Socket, { latest: { req: IncomingMessage; res: ServerResponse }; open: number; after?: string }>()
   server.on('request', (req: IncomingMessage, res: ServerResponse) => {
     const socket = req.socket
-    answering.set(socket, (answering.get(socket) ?? 0) + 1)
+    const known = sockets.get(socket)
+    const state = known ?? { latest: { req, res }, open: 0 }
+    if (known === undefined) sockets.set(socket, state)
+    state.latest = { req, res }
+    state.open++
     res.once('close', () => {
-      const left = (answering.get(socket) ?? 1) - 1
-      answering.set(socket, left)
-      const text = afterAnswers.get(socket)
-      if (left > 0 || text === undefined) return
-      afterAnswers.delete(socket)
-      closeWith(socket, text)
+      state.open--
+      if (state.open > 0 || state.after === undefined) return
+      closeWith(socket, state.after)
+      state.after = undefined
     })
   })
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => {
-    if (err.code === 'ECONNRESET' || !socket.writable) {
+    const state = sockets.get(socket)
+    const inBody = state !== undefined && !state.latest.req.complete
+    if (err.code === 'ECONNRESET' || !socket.writable || (inBody && state.latest.res.headersSent)) {
       socket.destroy()
       return
     }
     const { status, error } = clientErrorAnswer(err.code)
-    if ((answering.get(socket) ?? 0) > 0) afterAnswers.set(socket, jsonResponse(status, error))
+    if (!inBody && state !== undefined && state.open > 0) state.after = jsonResponse(status, error)
     else closeWith(socket, jsonResponse(status, error))
   })
   // An Expect other than 100-continue is ignored (RFC 9110 lets a server do so) rather than
