@@ -144,6 +144,13 @@ describe('bug: requests Node refused before the app saw them were answered witho
       400,
       'Bad request: not valid HTTP/1.1',
     ],
+    [
+      // Node refuses the body once the invoke is being served: the 400 must not wait for it.
+      'an invoke whose body Node cannot frame (Transfer-Encoding: identity)',
+      `POST /v1/invoke HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nkindgi-pack-token: ${TOKEN}\r\nTransfer-Encoding: identity\r\n\r\n{}`,
+      400,
+      'Bad request: not valid HTTP/1.1',
+    ],
     ['headers over 16 KiB', `GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`, 431, 'Request headers too large'],
     ['a Host that is not a host', 'GET /healthz HTTP/1.1\r\nHost: x@y\r\n\r\n', 400, 'Bad request: Invalid host header'],
     ['a backslash in the path', 'GET /v1\\invoke HTTP/1.1\r\nHost: x\r\n\r\n', 400, 'Bad request: Backslash in request path'],
