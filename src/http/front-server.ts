@@ -38,6 +38,9 @@ export function createFrontServer(fetch: Fetch, limits: FrontLimits): Server {
   const listener = getRequestListener(fetch, {
     // A request without a Host header is still routed; node-server needs a name to build its URL.
     hostname: 'localhost',
+    // Its own drain of unread bodies cuts a connection after 0.5 s: the front drains a refused
+    // body itself (drain-refused.ts); any other unread body Node reads and drops.
+    autoCleanupIncoming: false,
     // node-server could not turn the request into a URL (a bad Host header or request target).
     errorHandler: (err) =>
       err instanceof RequestError
@@ -92,6 +95,11 @@ export function createFrontServer(fetch: Fetch, limits: FrontLimits): Server {
   // answered with Node's bodyless 417: the request is served as if it had none.
   server.on('checkExpectation', (req, res) => server.emit('request', req, res))
   // CONNECT asks for a tunnel, which this service never opens.
-  server.on('connect', (_req, socket: Socket) => closeWith(socket, jsonResponse(400, 'Bad request: CONNECT is not served')))
+  server.on('connect', (_req, socket: Socket) => {
+    const text = jsonResponse(400, 'Bad request: CONNECT is not served')
+    const state = sockets.get(socket)
+    if (state !== undefined && state.open > 0) state.after = text
+    else closeWith(socket, text)
+  })
   return server
 }

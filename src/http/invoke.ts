@@ -14,7 +14,7 @@ import { callFields, callLine, type CallFields } from './call-line.js'
 import { notReady, refusalReason, type FrontState } from './front-state.js'
 import { tenantMismatch } from './access-checks.js'
 import { BODY_LIMIT, readBody } from './read-body.js'
-import { drainRefused } from './drain-refused.js'
+import { asksToClose, drainRefused } from './drain-refused.js'
 
 type Ctx = Context<{ Bindings: HttpBindings }>
 
@@ -171,10 +171,13 @@ function toolFilesOf(
 }
 
 /**
- * The connection is kept, not closed: the rest of the body is drained (drain-refused.ts), so
- * the client reads the 413 whole instead of a reset, and the connection can serve again.
+ * The connection is not closed with the answer: the rest of the body is drained first
+ * (drain-refused.ts), so the client reads the 413 whole instead of a reset. Node closes a
+ * connection at once after an answer to a client that asked for `close` (HTTP/1.0 too), unless
+ * the answer names its connection otherwise: so such an answer says keep-alive, and the drain
+ * closes the connection once the body is in.
  */
 function tooLarge(c: Ctx): Response {
   drainRefused(c.env.incoming)
-  return c.json(TOO_LARGE, 413)
+  return asksToClose(c.env.incoming) ? c.json(TOO_LARGE, 413, { Connection: 'keep-alive' }) : c.json(TOO_LARGE, 413)
 }

@@ -130,27 +130,49 @@ describe('/v1/invoke transport statuses', () => {
   })
 })
 
+type Sent = { text: string; error?: string; closed: boolean }
+
 /**
- * Writes `head` and `body` on a fresh connection, reading nothing until all of it is written
- * (as a client that sends its request whole, then reads), then reads until `until` is seen.
+ * Writes `head` and then the body on a fresh connection, reading nothing until all of it is
+ * written (as a client that sends its request whole, then reads), then reads until `until` is
+ * seen, or until the server closes. A paced body goes out a piece at a time.
  */
-function rawExchange(port: number, head: string, body: Buffer, until: RegExp): Promise<{ text: string; error?: string }> {
+function rawExchange(port: number, head: string, body: Buffer | { bytes: number; piece: number; everyMs: number }, until?: RegExp): Promise<Sent> {
   return new Promise((resolve) => {
     const socket = connect(port, '127.0.0.1')
     let text = ''
+    let closed = false
+    let done = false
     const finish = (error?: string) => {
+      if (done) return
+      done = true
       socket.destroy()
-      resolve({ text, error })
+      resolve({ text, error, closed })
     }
     socket.on('data', (d) => {
       text += d.toString('latin1')
-      if (until.test(text)) finish()
+      if (until?.test(text) === true) finish()
     })
     socket.on('error', (err: NodeJS.ErrnoException) => finish(err.code))
-    socket.on('close', () => finish())
+    socket.on('close', () => {
+      closed = true
+      finish()
+    })
     socket.pause()
     socket.write(head)
-    socket.write(body, (err) => (err ? finish((err as NodeJS.ErrnoException).code) : socket.resume()))
+    const written = (err?: Error | null) => (err ? finish((err as NodeJS.ErrnoException).code) : socket.resume())
+    if (Buffer.isBuffer(body)) {
+      socket.write(body, written)
+      return
+    }
+    let sent = 0
+    const next = () => {
+      if (done) return
+      if (sent >= body.bytes) return written()
+      sent += body.piece
+      socket.write(Buffer.alloc(body.piece, 0x20), (err) => (err ? written(err) : setTimeout(next, body.everyMs)))
+    }
+    next()
   })
 }
 
@@ -163,6 +185,23 @@ describe('a body refused as too large', () => {
       const got = await rawExchange(host.port, headFor(big.length), big, /Request body too large"\}$/)
       expect(got.error).toBeUndefined()
       expect(got.text).toMatch(/^HTTP\/1\.1 413 /)
+    }
+  })
+  it('a client that takes a second to send it still reads the 413', async () => {
+    // 16 MiB in 256 KiB pieces every 16 ms: the connection was cut after half a second.
+    const got = await rawExchange(host.port, headFor(16 * 1024 * 1024), { bytes: 16 * 1024 * 1024, piece: 256 * 1024, everyMs: 16 }, /too large"\}$/)
+    expect(got.error).toBeUndefined()
+    expect(got.text).toMatch(/^HTTP\/1\.1 413 /)
+  })
+  it('a client that asked to close (Connection: close, or HTTP/1.0) reads the 413, then its connection is closed', async () => {
+    for (const head of [
+      headFor(16 * 1024 * 1024).replace('\r\n\r\n', '\r\nconnection: close\r\n\r\n'),
+      headFor(16 * 1024 * 1024).replace('HTTP/1.1', 'HTTP/1.0'),
+    ]) {
+      const got = await rawExchange(host.port, head, { bytes: 16 * 1024 * 1024, piece: 1024 * 1024, everyMs: 5 })
+      expect(got.error).toBeUndefined()
+      expect(got.text).toMatch(/^HTTP\/1\.1 413 [\s\S]*\{"error":"Request body too large"\}$/)
+      expect(got.closed).toBe(true)
     }
   })
   it('the connection serves the next request once the refused body has been sent', async () => {

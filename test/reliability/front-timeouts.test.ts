@@ -166,22 +166,28 @@ describe('bug: requests Node refused before the app saw them were answered witho
       expect(ex.closed).toBe(true)
     })
   }
-  it('a malformed request pipelined behind an invoke still running: the invoke is answered first, then the 400, then the connection is closed', async () => {
-    const sleepBody = JSON.stringify({ v: 2, kind: 'invoke', tool: { id: 'sleep' }, input: { ms: 300 }, ctx: { tenantId: 't', runId: 'r' } })
-    const sleepCall = simpleRequest('POST', '/v1/invoke', { 'Content-Type': 'application/json', 'kindgi-pack-token': TOKEN }, sleepBody)
-    // Before, the 400 went out in the invoke's place (a client reads it as the invoke's answer) and the invoke was cancelled.
-    const ex = await exchange([sleepCall, { pauseMs: 50 }, 'get /healthz HTTP/1.1\r\nHost: x\r\n\r\n'], {
-      port: host.port,
-      methods: ['POST', 'GET'],
-      timeoutMs: 5_000,
-      expect: 3, // none comes: read until the host closes the connection
-    })
-    expect(ex.timedOut).toBe(false)
-    expect(ex.closed).toBe(true)
-    expect(ex.answers.map((a) => a.status)).toEqual([200, 400])
-    expect(JSON.parse(ex.answers[0]!.body)).toEqual({ v: 2, kind: 'result', output: { slept: 300 } })
-    expect(JSON.parse(ex.answers[1]!.body)).toEqual({ error: 'Bad request: not valid HTTP/1.1' })
-  })
+  it.each([
+    ['a malformed request', 'get /healthz HTTP/1.1\r\nHost: x\r\n\r\n', 'Bad request: not valid HTTP/1.1'],
+    ['a CONNECT', 'CONNECT /healthz HTTP/1.1\r\nHost: x\r\n\r\n', 'Bad request: CONNECT is not served'],
+  ])(
+    '%s pipelined behind an invoke still running: the invoke is answered first, then the 400, then the connection is closed',
+    async (_what, refused, error) => {
+      const sleepBody = JSON.stringify({ v: 2, kind: 'invoke', tool: { id: 'sleep' }, input: { ms: 300 }, ctx: { tenantId: 't', runId: 'r' } })
+      const sleepCall = simpleRequest('POST', '/v1/invoke', { 'Content-Type': 'application/json', 'kindgi-pack-token': TOKEN }, sleepBody)
+      // Before, the 400 went out in the invoke's place (a client reads it as the invoke's answer) and the invoke was cancelled.
+      const ex = await exchange([sleepCall, { pauseMs: 50 }, refused], {
+        port: host.port,
+        methods: ['POST', 'GET'],
+        timeoutMs: 5_000,
+        expect: 3, // none comes: read until the host closes the connection
+      })
+      expect(ex.timedOut).toBe(false)
+      expect(ex.closed).toBe(true)
+      expect(ex.answers.map((a) => a.status)).toEqual([200, 400])
+      expect(JSON.parse(ex.answers[0]!.body)).toEqual({ v: 2, kind: 'result', output: { slept: 300 } })
+      expect(JSON.parse(ex.answers[1]!.body)).toEqual({ error })
+    },
+  )
   it('a request without Host is served (HTTP/1.0 clients and probes send none)', async () => {
     const ex = await exchange(['GET /healthz HTTP/1.1\r\n\r\n'], { port: host.port, methods: ['GET'], timeoutMs: 5_000 })
     expect(ex.answers.map((a) => [a.status, a.body])).toEqual([[200, '{"status":"ok"}']])
