@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import { docker, dockerOk, freePort, http, invokeBody, logLines, ROOT, sleep, until, type Answer } from './engine.js'
+import { invokeHead, rawExchange } from '../helpers/raw-exchange.js'
 
 const engine = inject('engine')
 const PROJECT = `kph-ct-${process.pid}`
@@ -154,6 +155,25 @@ describe.skipIf(engine.skip !== undefined)('docker compose --profile scale up: t
     const phase = await drive('steady', { lanes: 2, maxCalls: 30, maxMs: 15_000 })
     phases.push(phase)
     expect(failed(phase)).toEqual([])
+  })
+
+  it('a body over 10 MiB through the balancer reads its 413, and takes no replica out', async () => {
+    // Written whole before anything is read: before, the replica closed with the body unread
+    // and HAProxy cut the client off (EPIPE).
+    const big = Buffer.alloc(24 * 1024 * 1024, 0x20)
+    for (let i = 0; i < 3; i++) {
+      const got = await rawExchange(Number(new URL(lbUrl).port), invokeHead(big.length, TOKEN), big, /\}$/)
+      expect(got.error).toBeUndefined()
+      expect(got.text).toMatch(/^HTTP\/1\.1 413 [\s\S]*\{"error":"Request body too large"\}$/)
+    }
+    // And as a runtime sends it, with fetch.
+    const res = await fetch(`${lbUrl}/v1/invoke`, { method: 'POST', headers: { 'kindgi-pack-token': TOKEN, 'content-type': 'application/json' }, body: big })
+    expect([res.status, await res.json()]).toEqual([413, { error: 'Request body too large' }])
+    const phase = await drive('after-413', { lanes: 2, maxCalls: 12, maxMs: 15_000 })
+    phases.push(phase)
+    expect(failed(phase)).toEqual([])
+    const [lb] = await containers('lb')
+    expect((await docker(['logs', lb!])).stdout).not.toMatch(/is DOWN/)
   })
 
   it('a replica drains (docker stop, a call in flight on it): every call answers 200 within a second', async () => {

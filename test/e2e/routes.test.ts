@@ -2,9 +2,9 @@
 import { createHash } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import { request as httpRequest } from 'node:http'
-import { connect } from 'node:net'
 import { describe, expect, it } from 'vitest'
-import { BASIC_INDEX, invoke, post, request, sharedHost } from '../helpers/host.js'
+import { BASIC_INDEX, invoke, post, request, sharedHost, TOKEN } from '../helpers/host.js'
+import { invokeHead, rawExchange } from '../helpers/raw-exchange.js'
 
 const host = sharedHost()
 
@@ -130,55 +130,8 @@ describe('/v1/invoke transport statuses', () => {
   })
 })
 
-type Sent = { text: string; error?: string; closed: boolean }
-
-/**
- * Writes `head` and then the body on a fresh connection, reading nothing until all of it is
- * written (as a client that sends its request whole, then reads), then reads until `until` is
- * seen, or until the server closes. A paced body goes out a piece at a time.
- */
-function rawExchange(port: number, head: string, body: Buffer | { bytes: number; piece: number; everyMs: number }, until?: RegExp): Promise<Sent> {
-  return new Promise((resolve) => {
-    const socket = connect(port, '127.0.0.1')
-    let text = ''
-    let closed = false
-    let done = false
-    const finish = (error?: string) => {
-      if (done) return
-      done = true
-      socket.destroy()
-      resolve({ text, error, closed })
-    }
-    socket.on('data', (d) => {
-      text += d.toString('latin1')
-      if (until?.test(text) === true) finish()
-    })
-    socket.on('error', (err: NodeJS.ErrnoException) => finish(err.code))
-    socket.on('close', () => {
-      closed = true
-      finish()
-    })
-    socket.pause()
-    socket.write(head)
-    const written = (err?: Error | null) => (err ? finish((err as NodeJS.ErrnoException).code) : socket.resume())
-    if (Buffer.isBuffer(body)) {
-      socket.write(body, written)
-      return
-    }
-    let sent = 0
-    const next = () => {
-      if (done) return
-      if (sent >= body.bytes) return written()
-      sent += body.piece
-      socket.write(Buffer.alloc(body.piece, 0x20), (err) => (err ? written(err) : setTimeout(next, body.everyMs)))
-    }
-    next()
-  })
-}
-
 describe('a body refused as too large', () => {
-  const headFor = (length: number) =>
-    `POST /v1/invoke HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\nkindgi-pack-token: test-token-0123456789\r\ncontent-length: ${length}\r\n\r\n`
+  const headFor = (length: number) => invokeHead(length, TOKEN)
   it('a client that writes all of it before reading reads the whole 413, not a reset', async () => {
     const big = Buffer.alloc(24 * 1024 * 1024, 0x20)
     for (let i = 0; i < 2; i++) {
