@@ -3,7 +3,7 @@
 // still writing then sees EPIPE or ECONNRESET in place of the 413. So the rest of a refused
 // body is read and dropped, within bounds; past them the connection is cut. A client that
 // asked for its connection to be closed has it closed once its body is in.
-import type { IncomingMessage } from 'node:http'
+import type { IncomingMessage, ServerResponse } from 'node:http'
 
 export type DrainBounds = { bytes: number; ms: number }
 
@@ -20,9 +20,9 @@ export function asksToClose(incoming: IncomingMessage): boolean {
   return incoming.httpVersion === '1.0' && !tokens.includes('keep-alive')
 }
 
-export function drainRefused(incoming: IncomingMessage, bounds: DrainBounds = DRAIN_BOUNDS): void {
+/** Drains what is left of `incoming`'s body; `answer` is its 413, after which a close the client asked for comes. */
+export function drainRefused(incoming: IncomingMessage, answer: ServerResponse, bounds: DrainBounds = DRAIN_BOUNDS): void {
   if (incoming.complete || incoming.destroyed) return
-  const closeAfter = asksToClose(incoming)
   let seen = 0
   const done = () => {
     clearTimeout(timer)
@@ -39,10 +39,10 @@ export function drainRefused(incoming: IncomingMessage, bounds: DrainBounds = DR
   const timer = setTimeout(cut, bounds.ms)
   timer.unref()
   incoming.on('data', onData)
-  incoming.once('end', () => {
-    done()
-    if (closeAfter) incoming.socket?.end()
-  })
+  const bodyIn = new Promise<void>((resolve) => incoming.once('end', resolve))
+  void bodyIn.then(done)
   incoming.once('close', done)
+  // Closed only once the body is in and the 413 written, in whichever order those come.
+  if (asksToClose(incoming)) void Promise.all([bodyIn, new Promise((resolve) => answer.once('close', resolve))]).then(() => incoming.socket?.end())
   incoming.resume()
 }

@@ -10,7 +10,7 @@ afterEach(() => new Promise<void>((resolve) => (server ? server.close(() => reso
 
 function refusingServer(bounds: DrainBounds): Promise<number> {
   server = createServer((req, res) => {
-    drainRefused(req, bounds)
+    drainRefused(req, res, bounds)
     res.writeHead(413, { 'content-type': 'application/json' }).end('{"error":"Request body too large"}')
   })
   return new Promise((resolve) => server!.listen(0, '127.0.0.1', () => resolve((server!.address() as AddressInfo).port)))
