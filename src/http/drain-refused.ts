@@ -20,9 +20,12 @@ export function asksToClose(incoming: IncomingMessage): boolean {
   return incoming.httpVersion === '1.0' && !tokens.includes('keep-alive')
 }
 
-/** Drains what is left of `incoming`'s body; `answer` is its 413, after which a close the client asked for comes. */
-export function drainRefused(incoming: IncomingMessage, answer: ServerResponse, bounds: DrainBounds = DRAIN_BOUNDS): void {
-  if (incoming.complete || incoming.destroyed) return
+/**
+ * Drains what is left of `incoming`'s body, if any is; `answer` is its 413, after which a close
+ * the client asked for comes. Says whether it drains (false: the body was all in already).
+ */
+export function drainRefused(incoming: IncomingMessage, answer: ServerResponse, bounds: DrainBounds = DRAIN_BOUNDS): boolean {
+  if (incoming.complete || incoming.destroyed) return false
   let seen = 0
   const done = () => {
     clearTimeout(timer)
@@ -45,4 +48,5 @@ export function drainRefused(incoming: IncomingMessage, answer: ServerResponse, 
   // Closed only once the body is in and the 413 written, in whichever order those come.
   if (asksToClose(incoming)) void Promise.all([bodyIn, new Promise((resolve) => answer.once('close', resolve))]).then(() => incoming.socket?.end())
   incoming.resume()
+  return true
 }

@@ -178,6 +178,6 @@ function toolFilesOf(
  * closes the connection once the body is in.
  */
 function tooLarge(c: Ctx): Response {
-  drainRefused(c.env.incoming, c.env.outgoing)
-  return asksToClose(c.env.incoming) ? c.json(TOO_LARGE, 413, { Connection: 'keep-alive' }) : c.json(TOO_LARGE, 413)
+  const draining = drainRefused(c.env.incoming, c.env.outgoing)
+  return draining && asksToClose(c.env.incoming) ? c.json(TOO_LARGE, 413, { Connection: 'keep-alive' }) : c.json(TOO_LARGE, 413)
 }
