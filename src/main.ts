@@ -110,6 +110,10 @@ function onSignals(handler: () => Promise<void>): void {
   const onSignal = () => void handler()
   process.on('SIGTERM', onSignal)
   process.on('SIGINT', onSignal)
+  // SIGUSR1 would open the front's inspector to anyone who can signal it, pack code in a
+  // process of the same user included (docs/security.md). A listener keeps Node from opening
+  // it where the front was not started with --disable-sigusr1 (the image's command is).
+  process.on('SIGUSR1', () => undefined)
   // Started by pretty-log.ts, the process that prints this log for people: once it is gone,
   // even killed outright, nothing written here is read any more. Stop as on SIGTERM.
   if (process.channel !== undefined) {

@@ -101,16 +101,21 @@ export function installBindingGuard(): void {
   Object.defineProperty(process, 'binding', { value: refuse, writable: false, configurable: false })
 }
 
-/** Pack code may signal processes it started, never the service (or the launcher above it). */
+/**
+ * Pack code may signal processes it started, never the service (or the launcher above it).
+ * Both ways in are checked: `process.kill` and the raw `process._kill` under it, which
+ * `process.kill` itself calls. A guard: the kernel lets a process signal any process of its user.
+ */
 export function installSignalGuard(): void {
-  const kill = process.kill.bind(process)
+  const raw = (process as unknown as { _kill: (pid: number, signal: number) => number })._kill.bind(process)
   const service = new Set([process.pid, process.ppid])
-  process.kill = ((pid: number, signal?: string | number) => {
-    if (service.has(Number(pid)) || Number(pid) <= 0) {
+  const checked = (pid: number, signal: number) => {
+    if (service.has(Number(pid)) || !(Number(pid) > 0)) {
       const err = new Error(`ERR_PACK_SIGNAL_DENIED: tool "${currentTool}" may not signal the pack service (pid ${pid})`) as Denied
       err.code = 'ERR_PACK_SIGNAL_DENIED'
       throw err
     }
-    return kill(pid, signal)
-  }) as typeof process.kill
+    return raw(pid, signal)
+  }
+  Object.defineProperty(process, '_kill', { value: checked, writable: false, configurable: false })
 }

@@ -1,20 +1,24 @@
 // A strict call's own process (issue 16): started ahead as a spare by the front, under the
 // permission model, with no token, no socket of the front's and nothing of another call. It
 // gets its group's entries first and puts the guards in, but imports the pack's modules only
-// when its one call arrives, so a spare runs no pack code. It answers over its IPC channel and
-// is then killed by the front. Whatever it does (exit, abort, run out of memory) ends only it.
+// when its one call arrives, so a spare runs no pack code. It answers over its channel (fd 3,
+// fd-channel.ts) and is then killed by the front. Whatever it does (exit, abort, run out of memory) ends only it.
+import { fromBase64, toBase64 } from '../src/protocol/frame-channel.js'
 import type { FileReplyMessage, FromStrict, ToStrict } from '../src/protocol/strict-messages.js'
 import type { CallTask } from '../src/protocol/worker-messages.js'
 import { abortCall } from './abort-registry.js'
+import { openFdChannel } from './fd-channel.js'
 import { setFileChannel, type Reply } from './files.js'
 import { loadEntries } from './load-entries.js'
 import { pinSources } from './pinned-sources.js'
 import { runCall } from './run-call.js'
 import { guardsNetwork, prepare, setup } from './worker-state.js'
 
-const send = (event: FromStrict, done?: () => void): void => {
-  process.send!(event, undefined, undefined, done)
-}
+// The spawner is gone when the channel closes: so is the reason to live.
+const send: (event: FromStrict) => void = openFdChannel(
+  (message) => onMessage(message as ToStrict),
+  () => process.exit(1),
+)
 
 const fileReplies = new Map<number, (reply: Reply) => void>()
 let nextRequest = 0
@@ -22,8 +26,9 @@ let callId = -1
 
 setFileChannel((_callId, message, transfer) => {
   const req = nextRequest++
-  void transfer // the IPC channel copies; nothing to transfer
-  send({ type: 'files', req, ...message } as FromStrict)
+  void transfer // the channel copies; nothing to transfer
+  const { bytes, ...rest } = message
+  send({ type: 'files', req, ...rest, ...(bytes instanceof ArrayBuffer ? { bytes64: toBase64(bytes) } : {}) } as FromStrict)
   return {
     reply: new Promise<Reply>((resolve) => fileReplies.set(req, resolve)),
     cancel: () => fileReplies.delete(req),
@@ -38,13 +43,11 @@ async function serve(task: CallTask): Promise<void> {
     // The modules loaded at boot; a change since is this call's failure, said plainly.
     throw new Error(`its modules no longer load: ${loaded.problems.join('; ')}`)
   }
-  // Where the call's CPU time starts, for a tool whose cpuMs the front enforces; no other needs it.
-  if (loaded.entries.get(task.key)?.entry.cpuMs !== undefined) send({ type: 'started' })
   const result = await runCall(loaded.entries, task)
   send({ type: 'result', result })
 }
 
-process.on('message', (message: ToStrict) => {
+function onMessage(message: ToStrict): void {
   switch (message.type) {
     case 'setup':
       if (message.sources !== undefined) pinSources(message.sources)
@@ -67,10 +70,14 @@ process.on('message', (message: ToStrict) => {
       abortCall({ callId, reason: message.reason })
       return
     case 'file-reply':
-      fileReplies.get(message.req)?.(message.reply satisfies FileReplyMessage as Reply)
+      fileReplies.get(message.req)?.(fileReplyBack(message.reply))
       fileReplies.delete(message.req)
       return
   }
-})
-// The front is gone: so is the reason to live.
-process.on('disconnect', () => process.exit(1))
+}
+
+/** A file read's bytes cross as base64 (the front's fileReplyAcross). */
+function fileReplyBack(reply: FileReplyMessage): Reply {
+  if (reply.kind !== 'ok' || !('bytes64' in reply.value)) return reply as Reply
+  return { kind: 'ok', value: { bytes: fromBase64(String(reply.value.bytes64)) } } as Reply
+}

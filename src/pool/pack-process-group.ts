@@ -10,8 +10,8 @@ import { spawn, type ChildProcess } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
 import type { Duplex } from 'node:stream'
 import { fileURLToPath } from 'node:url'
-import { fromBase64, openFrames, toBase64, viaIpc, type FrameChannel } from '../protocol/frame-channel.js'
-import type { FileReplyMessage, FromPack, FromPackItem, PackSetup, ToPack, ToPackItem } from '../protocol/pack-messages.js'
+import { fileReplyAcross, fromBase64, openFrames, viaIpc, type FrameChannel } from '../protocol/frame-channel.js'
+import type { FromPack, FromPackItem, PackSetup, ToPack, ToPackItem } from '../protocol/pack-messages.js'
 import type { CallTask } from '../protocol/worker-messages.js'
 import { checkedAnswer, replacedId, type GroupOptions, type RunningCall, type WorkerGroup } from './group.js'
 import type { GroupAnswer, ReplaceReason, StopReason } from '../protocol/call-answers.js'
@@ -75,12 +75,6 @@ type Proc = {
 /** A network-none process without --allow-net may not open a socket on its fd 3 (frame-channel.ts). */
 function needsIpc(networkNone: boolean): boolean {
   return networkNone && RUNTIME.permissionGatesNet
-}
-
-/** A file reply as it crosses the channel: read bytes as base64. */
-function crossing(reply: FileReply): FileReplyMessage {
-  if (reply.kind !== 'ok' || !('bytes' in reply.value) || !(reply.value.bytes instanceof ArrayBuffer)) return reply as FileReplyMessage
-  return { kind: 'ok', value: { bytes64: toBase64(reply.value.bytes) } }
 }
 
 export function createPackProcessGroup(options: PackProcessOptions): WorkerGroup {
@@ -208,9 +202,11 @@ export function createPackProcessGroup(options: PackProcessOptions): WorkerGroup
     if (message?.type === 'batch' && Array.isArray(message.items)) {
       for (const item of message.items) onItem(proc, item)
     } else if (message?.type === 'probed') {
-      for (const probe of proc.probes.splice(0)) probe.resolve(Array.isArray(message.problems) ? message.problems.map(String) : [])
+      const problems = Array.isArray(message.problems) ? message.problems.filter((p): p is string => typeof p === 'string') : []
+      for (const probe of proc.probes.splice(0)) probe.resolve(problems)
     } else if (message?.type === 'probe-failed') {
-      for (const probe of proc.probes.splice(0)) probe.reject(new Error(String(message.message)))
+      const why = typeof message.message === 'string' ? message.message : 'the pack process could not load its modules'
+      for (const probe of proc.probes.splice(0)) probe.reject(new Error(why))
     } else if (message?.type === 'threads-base' && proc.threads !== undefined) {
       proc.threads.readBase()
       send(proc, { type: 'threads-counted' })
@@ -283,13 +279,12 @@ export function createPackProcessGroup(options: PackProcessOptions): WorkerGroup
 
   /** A file request is honoured only for a call pending in the process that asks. */
   function fileRequest(proc: Proc, item: Extract<FromPackItem, { type: 'files' }>): void {
-    const reply = (message: FileReply) => queue(proc, { type: 'file-reply', req: item.req, reply: crossing(message) })
+    const reply = (message: FileReply) => queue(proc, { type: 'file-reply', req: item.req, reply: fileReplyAcross(message) })
     if (!proc.pending.has(item.callId)) {
       reply({ kind: 'error', message: 'The call has ended: its file token is no longer valid' })
       return
     }
-    const request =
-      item.op === 'store' ? { op: 'store' as const, bytes: fromBase64(String(item.bytes64)), name: item.name, contentType: item.contentType } : item
+    const request = item.op === 'store' ? { ...item, bytes: typeof item.bytes64 === 'string' ? fromBase64(item.bytes64) : undefined } : item
     bridgeFileRequest(options.onFileRequest, item.callId, request, reply)
   }
 

@@ -58,10 +58,18 @@ export type StrictLimits = {
 const DATA_SLACK_MB = 48
 
 /** The command (program and arguments) that starts a strict call's process running `entry`. */
+/**
+ * SIGUSR1 opens a Node process's inspector (on 127.0.0.1:9229) for anyone who can signal it,
+ * and every process of the service's user can: pack code would evaluate code in whatever
+ * process it signalled. No process of the host opens it so.
+ */
+export const NO_DEBUG_SIGNAL = '--disable-sigusr1'
+
 export function strictCommand(entry: string, limits: StrictLimits, runtime: Runtime = RUNTIME): string[] {
   // The folder, and what lies below it: granted before it exists, a bare path is a file's.
   const call = [limits.callFolder, `${limits.callFolder}/*`]
   const node = [
+    NO_DEBUG_SIGNAL,
     runtime.permissionFlag,
     ...limits.readRoots.map((p) => `--allow-fs-read=${p}`),
     ...call.map((p) => `--allow-fs-read=${p}`),
@@ -177,6 +185,7 @@ export function packProcessCommand(entry: string, networkNone: boolean, hidden: 
   return [
     process.execPath,
     ...own,
+    NO_DEBUG_SIGNAL,
     runtime.permissionFlag,
     ...everywhere.map((path) => `--allow-fs-read=${path}`),
     ...everywhere.map((path) => `--allow-fs-write=${path}`),

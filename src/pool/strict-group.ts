@@ -5,6 +5,7 @@
 // process may do is in strict-flags.ts; its CPU time and memory are read from outside it.
 import { fileURLToPath } from 'node:url'
 import type { CallTmp } from './call-tmp.js'
+import { fileReplyAcross, fromBase64 } from '../protocol/frame-channel.js'
 import type { FromStrict, ToStrict } from '../protocol/strict-messages.js'
 import type { CallTask, WorkerSetup } from '../protocol/worker-messages.js'
 import { ABORT_GRACE_MS, checkedAnswer, type GroupOptions, type RunningCall, type WorkerGroup, replacedId } from './group.js'
@@ -152,9 +153,7 @@ export function createStrictGroup(options: StrictOptions): WorkerGroup {
       calling.add(c)
       c.onMessage((message) => {
         const event = message as FromStrict
-        // Only the first: pack code can send messages too, and a later one would move the baseline.
-        if (event.type === 'started') cpuAtStart ??= pidCpu(c)
-        else if (event.type === 'files') fileRequest(c, task.callId, event)
+        if (event.type === 'files') fileRequest(c, task.callId, event)
         else if (event.type === 'result' && !settled) {
           const given = checkedAnswer({ kind: 'result', result: event.result })
           resolveAnswer(given)
@@ -162,7 +161,7 @@ export function createStrictGroup(options: StrictOptions): WorkerGroup {
           c.kill()
         }
       })
-      void c.exited.then(({ code, signal }: Exit) => {
+      void c.exited.then(({ code, signal, unreadable }: Exit) => {
         calling.delete(c)
         options.callTmp.remove(spare.folder)
         // Ended by the service closing its groups (a shutdown past its drain), not by pack code.
@@ -171,7 +170,9 @@ export function createStrictGroup(options: StrictOptions): WorkerGroup {
         else {
           const memory = options.memMB !== undefined && (signal === 'SIGABRT' || signal === 'SIGTRAP' || signal === 'SIGSEGV' || code === 134)
           options.onReplaced(memory ? 'memory' : 'crash', id)
-          const detail = signal ?? `code ${code}`
+          const detail = unreadable
+            ? 'killed: it wrote what is no message on its channel (not JSON, or a line over 16 MiB, as an answer that large is)'
+            : (signal ?? `code ${code}`)
           // Never sent its call: nothing of it ran, and the caller may send it again.
           if (!sent) resolveAnswer({ kind: 'not-started', why: `its process exited (${detail}) before it took the call` })
           else resolveAnswer({ kind: 'died', reason: memory ? 'memory' : 'crash', detail })
@@ -189,6 +190,9 @@ export function createStrictGroup(options: StrictOptions): WorkerGroup {
         // Ended before it was ready: its exit answers the call (not started).
         if (settled || killedFor !== undefined || problems.length > 0) return
         sent = true
+        // cpuMs counts from here, read by the front: the module's own top-level code too, and
+        // nothing pack code sends can move it.
+        cpuAtStart = pidCpu(c)
         send(c, { type: 'call', task: { ...task, tmpDir: spare.folder } })
       })
     }
@@ -235,7 +239,8 @@ export function createStrictGroup(options: StrictOptions): WorkerGroup {
 
   /** A file request is the call's that this process runs, whatever the message says. */
   function fileRequest(c: Spawned, callId: number, event: Extract<FromStrict, { type: 'files' }>): void {
-    bridgeFileRequest(options.onFileRequest, callId, event, (reply) => send(c, { type: 'file-reply', req: event.req, reply }))
+    const raw = event.op === 'store' ? { ...event, bytes: typeof event.bytes64 === 'string' ? fromBase64(event.bytes64) : undefined } : event
+    bridgeFileRequest(options.onFileRequest, callId, raw, (reply) => send(c, { type: 'file-reply', req: event.req, reply: fileReplyAcross(reply) }))
   }
 
   return {
@@ -251,7 +256,7 @@ export function createStrictGroup(options: StrictOptions): WorkerGroup {
       const probed = new Promise<string[]>((resolve) => {
         spare.child.onMessage((message) => {
           const event = message as FromStrict
-          if (event.type === 'probed') resolve(event.problems)
+          if (event.type === 'probed') resolve(Array.isArray(event.problems) ? event.problems.filter((p): p is string => typeof p === 'string') : [])
         })
         void spare.child.exited.then(() => resolve(['A strict process exited while loading its modules']))
       })

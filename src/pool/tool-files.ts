@@ -79,6 +79,15 @@ export function createToolFiles(): ToolFiles {
 /** A file request as it arrives from a pack process, before the front attributes it to a call. */
 export type RemoteFileRequest = { op: 'store'; bytes: ArrayBuffer; name: string; contentType: string } | { op: 'read'; artifactId: string }
 
+/** A pack process's file request, checked: pack code can write on its channel, so any field may be anything. */
+function fileRequestOf(raw: { op?: unknown; bytes?: unknown; name?: unknown; contentType?: unknown; artifactId?: unknown }): RemoteFileRequest | undefined {
+  if (raw.op === 'store' && raw.bytes instanceof ArrayBuffer && typeof raw.name === 'string' && typeof raw.contentType === 'string') {
+    return { op: 'store', bytes: raw.bytes, name: raw.name, contentType: raw.contentType }
+  }
+  if (raw.op === 'read' && typeof raw.artifactId === 'string') return { op: 'read', artifactId: raw.artifactId }
+  return undefined
+}
+
 /**
  * Hands a pack process's file request to `handle` as the call `callId`'s (which the caller
  * decided from the process, never from the request), and its reply to `reply`.
@@ -86,9 +95,14 @@ export type RemoteFileRequest = { op: 'store'; bytes: ArrayBuffer; name: string;
 export function bridgeFileRequest(
   handle: (request: FileRequest) => void,
   callId: number,
-  request: RemoteFileRequest,
+  raw: { op?: unknown; bytes?: unknown; name?: unknown; contentType?: unknown; artifactId?: unknown },
   reply: (message: FileReply) => void,
 ): void {
+  const request = fileRequestOf(raw)
+  if (request === undefined) {
+    reply({ kind: 'error', message: 'A malformed file request: ctx.files was not called as the SDK calls it' })
+    return
+  }
   const { port1, port2 } = new MessageChannel()
   port1.once('message', (message: FileReply) => {
     port1.close()
@@ -97,7 +111,7 @@ export function bridgeFileRequest(
   const common = { type: 'kindgi-files' as const, callId, port: port2 }
   handle(
     request.op === 'store'
-      ? { ...common, op: 'store', bytes: request.bytes, name: String(request.name), contentType: String(request.contentType) }
-      : { ...common, op: 'read', artifactId: String(request.artifactId) },
+      ? { ...common, op: 'store', bytes: request.bytes, name: request.name, contentType: request.contentType }
+      : { ...common, op: 'read', artifactId: request.artifactId },
   )
 }

@@ -6,6 +6,8 @@
 // not open a socket on a descriptor, so a `network: none` group's process is given Node's
 // own IPC channel instead, carrying the same messages (viaIpc).
 import type { Duplex } from 'node:stream'
+import type { FileReplyMessage } from './pack-messages.js'
+import type { FileReply } from './worker-messages.js'
 
 export type FrameChannel<Out> = {
   send(message: Out): void
@@ -98,6 +100,12 @@ export function viaIpc<In, Out>(
     },
     open: () => open,
   }
+}
+
+/** A file reply as it crosses a channel: read bytes as base64. */
+export function fileReplyAcross(reply: FileReply): FileReplyMessage {
+  if (reply.kind !== 'ok' || !('bytes' in reply.value) || !(reply.value.bytes instanceof ArrayBuffer)) return reply as FileReplyMessage
+  return { kind: 'ok', value: { bytes64: toBase64(reply.value.bytes) } }
 }
 
 export function toBase64(bytes: ArrayBuffer): string {

@@ -1,12 +1,13 @@
-// What crosses the IPC channel between the front and a strict call's own process (issue 16).
+// What crosses the channel between the front and a strict call's own process (issue 16), one
+// JSON message a line through the spawner: bytes (tool files) as base64, as to a pack process.
 // The process holds one call at most, so nothing in these messages needs to say which call a
 // reply belongs to: the front knows it from the process. Ids inside (a file request's `req`)
 // only pair a request with its reply within that one process.
-import type { FileValue } from './worker-messages.js'
 import type { CallTask, WorkerSetup } from './worker-messages.js'
 import type { CallResult } from './call-answers.js'
+import type { FileReplyMessage } from './pack-messages.js'
 
-export type FileReplyMessage = { kind: 'ok'; value: FileValue } | { kind: 'error'; message: string }
+export type { FileReplyMessage }
 
 /** Front → strict process. */
 export type ToStrict =
@@ -26,8 +27,6 @@ export type ToStrict =
 export type FromStrict =
   | { type: 'spare-ready' }
   | { type: 'probed'; problems: string[] }
-  /** The modules loaded and the handler is about to run: cpuMs is counted from here. */
-  | { type: 'started' }
   | { type: 'result'; result: CallResult }
-  | { type: 'files'; req: number; op: 'store'; bytes: ArrayBuffer; name: string; contentType: string }
+  | { type: 'files'; req: number; op: 'store'; bytes64: string; name: string; contentType: string }
   | { type: 'files'; req: number; op: 'read'; artifactId: string }

@@ -44,13 +44,15 @@ beforeAll(async () => {
   mkdirSync(dirname(tokenFile), { recursive: true })
   writeFileSync(tokenFile, `${IMAGE_TOKEN}\n`)
 
-  const [node, main, ...args] = dockerfile.exec('CMD') as string[]
+  const [node, ...rest] = dockerfile.exec('CMD') as string[]
+  const flags = rest.filter((a, i) => a.startsWith('--') && rest.slice(0, i).every((b) => b.startsWith('--')))
+  const [main, ...args] = rest.slice(flags.length)
   expect([node, join(ROOT, main!)]).toEqual(['node', BIN])
   const env: Record<string, string | undefined> = { KINDGI_PACK_SERVICE_TOKEN: undefined }
   for (const [name, value] of Object.entries(dockerfile.env)) env[name] = here(value)
   // Loopback and free ports on this shared machine, where the image would use 0.0.0.0:8080.
   Object.assign(env, { PORT: '0', KINDGI_PACK_METRICS_PORT: '0' })
-  host = await spawnHost({ args: [...args.map(here), '--host', '127.0.0.1'], env })
+  host = await spawnHost({ command: [process.execPath, ...flags, BIN], args: [...args.map(here), '--host', '127.0.0.1'], env })
   metricsUrl = `http://127.0.0.1:${host.lines.find((l) => l.kind === 'listening')!.metricsPort}`
 })
 

@@ -83,8 +83,8 @@ describe('the Dockerfile', () => {
     expect(IMAGE_GID).toBeGreaterThan(0)
   })
 
-  it('starts node itself in exec form, so SIGTERM reaches the service (never npm)', () => {
-    expect(dockerfile.exec('CMD')?.slice(0, 2)).toEqual(['node', 'dist/src/main.js'])
+  it('starts node itself in exec form, so SIGTERM reaches the service (never npm), with SIGUSR1 unable to open its inspector', () => {
+    expect(dockerfile.exec('CMD')?.slice(0, 3)).toEqual(['node', '--disable-sigusr1', 'dist/src/main.js'])
     expect(dockerfile.all('ENTRYPOINT')).toEqual([])
     expect(dockerfile.all('STOPSIGNAL').map((s) => s.args)).toEqual(['SIGTERM'])
     expect(dockerfile.text).not.toMatch(/npm start/)
@@ -98,7 +98,7 @@ describe('the Dockerfile', () => {
     expect(TOKEN_FILE).toMatch(/^\/run\/secrets\/.+/)
     expect(IMAGE_ENV).not.toHaveProperty('KINDGI_PACK_SERVICE_TOKEN')
     expect(dockerfile.all('WORKDIR').at(-1)?.args).toBe('/app')
-    expect(dockerfile.exec('CMD')).toEqual(['node', 'dist/src/main.js', '--module-root', '/app/pack'])
+    expect(dockerfile.exec('CMD')).toEqual(['node', '--disable-sigusr1', 'dist/src/main.js', '--module-root', '/app/pack'])
     expect(dockerfile.all('RUN').map((r) => r.args)).toContainEqual(expect.stringContaining('ln -s pack/index.json /app/index.json'))
     expect(dockerfile.all('EXPOSE').map((e) => Number(e.args))).toEqual([IMAGE_PORT])
   })

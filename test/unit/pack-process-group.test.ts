@@ -84,13 +84,13 @@ describe('a pack process that dies answers its calls in flight as exited and is 
     expect(first.text).toBe('after')
   })
 
-  it('the real pack process killed by its pack code (process._kill) answers that call as exited; the group serves on', async () => {
-    const { group: g, replaced } = group({ real: true, entries: [entry('echo'), entry('kill-raw')] })
+  it('the real pack process ended by its pack code (a V8 trap) answers that call as exited; the group serves on', async () => {
+    const { group: g, replaced } = group({ real: true, entries: [entry('echo'), entry('system-break')] })
     expect(await g.probe()).toEqual([])
-    const killed = g.run(task({ v: 2, kind: 'invoke', tool: { id: 'kill-raw' }, input: {}, ctx: { tenantId: 't', runId: 'r' } }, 'tool:kill-raw@1.0.0'))
-    expect(await killed.answer).toEqual({ kind: 'died', reason: 'crash', detail: 'SIGKILL' })
+    const killed = g.run(task({ v: 2, kind: 'invoke', tool: { id: 'system-break' }, input: {}, ctx: { tenantId: 't', runId: 'r' } }, 'tool:system-break@1.0.0'))
+    expect(await killed.answer).toMatchObject({ kind: 'died', reason: 'crash', detail: expect.stringMatching(/^SIG[A-Z]+$/) })
     await killed.freed
-    expect(replaced).toEqual([['crash', 'kill-raw@1.0.0']])
+    expect(replaced).toEqual([['crash', 'system-break@1.0.0']])
     const echo = await g.run(task({ v: 2, kind: 'invoke', tool: { id: 'echo' }, input: { after: 1 }, ctx: { tenantId: 't', runId: 'r' } })).answer
     expect(echo).toMatchObject({ kind: 'result', result: { outcome: 'ok' } })
   })

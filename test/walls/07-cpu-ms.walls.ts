@@ -28,3 +28,16 @@ describe('finding 7, in a process of its own: cpuMs holds whatever pack code say
     await withHost({ env: STRICT }, (host) => expectCpuMsHeld(host, 'cpu-restart'))
   })
 })
+
+describe("stop 24: cpuMs counts a strict call's module code too, from a mark the front takes", () => {
+  it('under strict, a cpuMs 300 tool whose module spins 1.5 s at its top level answers deadline-exceeded naming cpuMs', async () => {
+    await withHost({ env: STRICT }, async (host) => {
+      const res = await rawInvoke(host.port, 'cpu-top-level', {}, { tenantId: 'tenant-a', runId: 'attack' }, 10_000)
+      expect
+        .soft('error' in res ? res : res.body, "the attack's answer")
+        .toMatchObject({ v: 2, kind: 'error', code: 'deadline-exceeded', toolId: 'cpu-top-level' })
+      if (!('error' in res)) expect.soft(String(res.body?.message), 'the message').toContain('cpuMs 300')
+      await stillServes(host)
+    })
+  })
+})

@@ -9,4 +9,5 @@ export type ToSpawner =
 export type FromSpawner =
   | { t: 'started'; id: number; pid: number | undefined }
   | { t: 'message'; id: number; msg: unknown }
-  | { t: 'exit'; id: number; code: number | null; signal: NodeJS.Signals | null }
+  /** `unreadable`: killed for writing on its channel what is no message (not JSON, or a line past the bound). */
+  | { t: 'exit'; id: number; code: number | null; signal: NodeJS.Signals | null; unreadable: boolean }

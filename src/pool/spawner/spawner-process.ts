@@ -2,12 +2,18 @@
 // Starting a process copies the starter's page tables, so its cost grows with the starter's
 // memory: a front holding its pools and connections pays several ms of its event loop for
 // every start (bench/spawn-cost.ts), this process a fraction of that. It runs no pack code,
-// holds no token and no socket of the front's; it relays each process's IPC messages to the
+// holds no token and no socket of the front's; it relays each process's messages to the
 // front tagged with the id the front gave that process, never with anything the process says.
+// A process runs pack code, which can write anything on its channel (fd 3): so the channel is a
+// pair of pipes read with our own framing (one JSON message a line, each line bounded), and a process
+// that writes what is not that is killed. Node's IPC channel would trust it: a malformed frame
+// threw in this process and ended it, with every strict call in flight.
 import { spawn, type ChildProcess } from 'node:child_process'
+import { Duplex, type Readable, type Writable } from 'node:stream'
+import { openFrames, type FrameChannel } from '../../protocol/frame-channel.js'
 import type { FromSpawner, ToSpawner } from './spawner-messages.js'
 
-const children = new Map<number, ChildProcess>()
+const children = new Map<number, { child: ChildProcess; channel: FrameChannel<unknown> }>()
 const toFront = (message: FromSpawner): void => {
   if (process.connected) process.send!(message)
 }
@@ -15,15 +21,27 @@ const toFront = (message: FromSpawner): void => {
 process.on('message', (message: ToSpawner) => {
   if (message.t === 'start') {
     const { id } = message
-    const child = spawn(message.command, message.args, { env: message.env, stdio: ['ignore', 'inherit', 'inherit', 'ipc'], serialization: 'advanced' })
-    children.set(id, child)
-    child.on('message', (msg) => toFront({ t: 'message', id, msg }))
+    const child = spawn(message.command, message.args, { env: message.env, stdio: ['pipe', 'inherit', 'inherit', 'pipe'] })
+    // Its messages come on its fd 3; ours go to its stdin (workers/fd-channel.ts).
+    let unreadable = false
+    const pipe = Duplex.from({ readable: child.stdio[3] as Readable, writable: child.stdin as Writable })
+    const channel = openFrames<unknown, unknown>(
+      pipe,
+      (msg) => toFront({ t: 'message', id, msg }),
+      // Its end closed: ours too, or the child's 'close' (all its stdio closed) never comes.
+      () => pipe.destroy(),
+      () => {
+        unreadable = true
+        child.kill('SIGKILL')
+      },
+    )
+    children.set(id, { child, channel })
     let ended = false
     const end = (code: number | null, signal: NodeJS.Signals | null) => {
       if (ended) return
       ended = true
       children.delete(id)
-      toFront({ t: 'exit', id, code, signal })
+      toFront({ t: 'exit', id, code, signal, unreadable })
     }
     // 'close', not 'exit': the messages it sent before it ended are relayed first.
     child.once('close', end)
@@ -34,14 +52,14 @@ process.on('message', (message: ToSpawner) => {
     toFront({ t: 'started', id, pid: child.pid })
     return
   }
-  const child = children.get(message.id)
-  if (child === undefined) return
-  if (message.t === 'kill') child.kill('SIGKILL')
-  else if (child.connected) child.send(message.msg as never, (err) => void err)
+  const known = children.get(message.id)
+  if (known === undefined) return
+  if (message.t === 'kill') known.child.kill('SIGKILL')
+  else known.channel.send(message.msg)
 })
 
 // Without the front there is nobody to serve: end every process started for it, then itself.
 process.on('disconnect', () => {
-  for (const child of children.values()) child.kill('SIGKILL')
+  for (const { child } of children.values()) child.kill('SIGKILL')
   process.exit(0)
 })

@@ -4,11 +4,12 @@
 // handler that ends every handle if the spawner itself dies (a new one starts on next use).
 import { spawn, type ChildProcess } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
+import { NO_DEBUG_SIGNAL } from '../strict-flags.js'
 import type { FromSpawner, ToSpawner } from './spawner-messages.js'
 
 const SPAWNER = fileURLToPath(new URL('./spawner-process.js', import.meta.url))
 
-export type Exit = { code: number | null; signal: NodeJS.Signals | null }
+export type Exit = { code: number | null; signal: NodeJS.Signals | null; unreadable?: boolean }
 
 /** A process started through the spawner. */
 export type Spawned = {
@@ -45,15 +46,19 @@ function refWhileBusy(): void {
 function started(): ChildProcess {
   if (spawner !== undefined) return spawner
   // Our code only: it needs no environment, and gets none of the front's.
-  const child = spawn(process.execPath, [SPAWNER], { env: {}, stdio: ['ignore', 'inherit', 'inherit', 'ipc'], serialization: 'advanced' })
+  const child = spawn(process.execPath, [NO_DEBUG_SIGNAL, SPAWNER], { env: {}, stdio: ['ignore', 'inherit', 'inherit', 'ipc'], serialization: 'advanced' })
   child.on('message', (message: FromSpawner) => {
     const handle = handles.get(message.id)
     if (handle === undefined) return
     if (message.t === 'started') handle.pid = message.pid
-    else if (message.t === 'message') for (const listener of handle.listeners) listener(message.msg)
-    else if (message.t === 'exit') {
+    else if (message.t === 'message') {
+      // What a strict process sends is pack code's to write too: only an object reaches a listener.
+      const msg = message.msg
+      if (typeof msg !== 'object' || msg === null || Array.isArray(msg)) return
+      for (const listener of handle.listeners) listener(msg)
+    } else if (message.t === 'exit') {
       handles.delete(message.id)
-      handle.exit({ code: message.code, signal: message.signal })
+      handle.exit({ code: message.code, signal: message.signal, unreadable: message.unreadable })
       refWhileBusy()
     }
   })

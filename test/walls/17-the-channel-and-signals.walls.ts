@@ -1,0 +1,102 @@
+// Found by an attack on the walls in stop 24. A strict call's process talks to the host on
+// fd 3, and pack code can write there too: a message that was no object, or a file request
+// whose fields could not be printed, threw in the front's handler (the service drained and
+// exited); a malformed frame threw in the spawner and ended it, with every strict call in
+// flight. And pack code signalled the process above it through the raw process._kill, which the
+// signal guard did not cover: SIGUSR1 opened that process's inspector to it.
+import { readFileSync } from 'node:fs'
+import { connect } from 'node:net'
+import { describe, expect, it } from 'vitest'
+import { sleep } from '../helpers/host.js'
+import { cmdline, processTree, rawInvoke, STRICT, stillServes, withHost } from './walls-helpers.js'
+
+const victimCtx = { tenantId: 'tenant-b', runId: 'victim' }
+
+describe('stop 24: nothing pack code writes on its channel stops the front, the spawner or another call', () => {
+  for (const tool of ['channel-null', 'channel-garbage', 'channel-unprintable']) {
+    it(`under strict, ${tool}: another tenant's call in flight answers ok, and the service serves on`, async () => {
+      await withHost({ env: STRICT }, async (host) => {
+        const victim = rawInvoke(host.port, 'abort-victim', { ms: 1500 }, victimCtx, 10_000)
+        await sleep(300)
+        const attack = await rawInvoke(host.port, tool, {}, { tenantId: 'tenant-a', runId: 'attack' }, 10_000)
+        expect.soft('error' in attack, "the attack's call was answered").toBe(false)
+        const answer = await victim
+        expect.soft('error' in answer ? answer : answer.body, "the victim's answer").toEqual({ v: 2, kind: 'result', output: { aborted: false } })
+        expect
+          .soft(
+            host.lines.filter((l) => l.kind === 'internal-error'),
+            'internal errors in the front',
+          )
+          .toEqual([])
+        await stillServes(host)
+      })
+    })
+  }
+})
+
+/** The highest resident memory a process has had, in MB (/proc/<pid>/status VmHWM). */
+function peakMB(pid: number): number {
+  const kb = /^VmHWM:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]
+  return Number(kb) / 1024
+}
+
+describe('stop 24: what a strict call sends is bounded on its way to the front', () => {
+  for (const [tool, what] of [
+    ['channel-flood', '64 MiB written on its channel with no end of message'],
+    ['big-answer', 'an answer of 48 MiB'],
+  ] as const) {
+    it(`under strict, ${what}: the call fails, the spawner holds no more than the bound, another call answers ok`, async () => {
+      await withHost({ env: STRICT }, async (host) => {
+        const victim = rawInvoke(host.port, 'abort-victim', { ms: 2000 }, victimCtx, 10_000)
+        await sleep(300)
+        const attack = await rawInvoke(host.port, tool, {}, { tenantId: 'tenant-a', runId: 'attack' }, 20_000)
+        expect.soft('error' in attack ? attack : attack.body, "the attack's answer").toMatchObject({ v: 2, kind: 'error', code: 'handler-throw', toolId: tool })
+        if (!('error' in attack)) expect.soft(String(attack.body?.message), 'the message').toContain('no message on its channel')
+        const answer = await victim
+        expect.soft('error' in answer ? answer : answer.body, "the victim's answer").toEqual({ v: 2, kind: 'result', output: { aborted: false } })
+        const spawner = processTree(host.proc.pid as number).find((pid) => cmdline(pid).includes('spawner-process'))
+        expect(spawner, 'the spawner').toBeDefined()
+        // Its own ~50 MB, and at most one bounded line (16 MiB) held for the process.
+        expect.soft(peakMB(spawner as number), "the spawner's peak resident MB").toBeLessThan(160)
+        await stillServes(host)
+      })
+    })
+  }
+})
+
+/** Whether anything listens on 127.0.0.1:`port`. */
+function listening(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect(port, '127.0.0.1')
+    socket.once('connect', () => {
+      socket.destroy()
+      resolve(true)
+    })
+    socket.once('error', () => resolve(false))
+  })
+}
+
+describe('stop 24: SIGUSR1 opens no inspector in any process of the host', () => {
+  for (const posture of ['strict', 'none'] as const) {
+    it(`under ${posture}, pack code's process._kill of its parent is refused`, async () => {
+      await withHost({ env: posture === 'strict' ? STRICT : {} }, async (host) => {
+        const res = await rawInvoke(host.port, 'signal-parent', { signal: 10 }, { tenantId: 'tenant-a', runId: 'attack' })
+        expect.soft('error' in res ? res : res.body, "the attack's answer").toMatchObject({ kind: 'result', output: { refused: 'ERR_PACK_SIGNAL_DENIED' } })
+        await stillServes(host)
+      })
+    })
+  }
+  it('SIGUSR1 sent to the front, the spawner and every pack process (as any process of the same user can) opens no inspector', async () => {
+    await withHost({ env: STRICT }, async (host) => {
+      // A strict call first: the spawner exists once one has run.
+      await rawInvoke(host.port, 'echo', {}, { tenantId: 'tenant-a', runId: 'r' })
+      expect(await listening(9229), 'an inspector before the signals').toBe(false)
+      const tree = processTree(host.proc.pid as number).filter((pid) => /node/.test(cmdline(pid)))
+      expect(tree.length).toBeGreaterThanOrEqual(2)
+      for (const pid of tree) process.kill(pid, 'SIGUSR1')
+      await sleep(500)
+      expect.soft(await listening(9229), 'an inspector on 127.0.0.1:9229 after SIGUSR1').toBe(false)
+      await stillServes(host)
+    })
+  })
+})
