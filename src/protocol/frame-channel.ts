@@ -5,7 +5,7 @@
 // Where the permission model gates the network (Node >= 25) a process without --allow-net may
 // not open a socket on a descriptor, so a `network: none` group's process is given Node's
 // own IPC channel instead, carrying the same messages (viaIpc).
-import type { Duplex } from 'node:stream'
+import type { Duplex, Readable, Writable } from 'node:stream'
 import type { FileReplyMessage } from './pack-messages.js'
 import type { FileReply } from './worker-messages.js'
 
@@ -20,10 +20,21 @@ const MAX_LINE = 16 * 1024 * 1024
 
 /** `onBroken`: the other end sent a line past MAX_LINE or one that is not JSON (default: ignore it). */
 export function openFrames<In, Out>(pipe: Duplex, onMessage: (message: In) => void, onClosed: () => void, onBroken?: () => void): FrameChannel<Out> {
+  return openFramesOn<In, Out>(pipe, pipe, onMessage, onClosed, onBroken)
+}
+
+/** The same over two pipes: messages come on `input`, go out on `output`. */
+export function openFramesOn<In, Out>(
+  input: Readable,
+  output: Writable,
+  onMessage: (message: In) => void,
+  onClosed: () => void,
+  onBroken?: () => void,
+): FrameChannel<Out> {
   let open = true
   let partial = ''
-  pipe.setEncoding('utf8')
-  pipe.on('data', (chunk: string) => {
+  input.setEncoding('utf8')
+  input.on('data', (chunk: string) => {
     if (!open) return
     let start = 0
     let newline = chunk.indexOf('\n')
@@ -66,12 +77,13 @@ export function openFrames<In, Out>(pipe: Duplex, onMessage: (message: In) => vo
     open = false
     onClosed()
   }
-  pipe.on('close', closed)
-  pipe.on('end', closed)
-  pipe.on('error', closed)
+  input.on('close', closed)
+  input.on('end', closed)
+  input.on('error', closed)
+  output.on('error', closed)
   return {
     send(message) {
-      if (open) pipe.write(`${JSON.stringify(message)}\n`)
+      if (open) output.write(`${JSON.stringify(message)}\n`)
     },
     open: () => open,
   }

@@ -9,8 +9,8 @@
 // that writes what is not that is killed. Node's IPC channel would trust it: a malformed frame
 // threw in this process and ended it, with every strict call in flight.
 import { spawn, type ChildProcess } from 'node:child_process'
-import { Duplex, type Readable, type Writable } from 'node:stream'
-import { openFrames, type FrameChannel } from '../../protocol/frame-channel.js'
+import type { Readable, Writable } from 'node:stream'
+import { openFramesOn, type FrameChannel } from '../../protocol/frame-channel.js'
 import type { FromSpawner, ToSpawner } from './spawner-messages.js'
 
 const children = new Map<number, { child: ChildProcess; channel: FrameChannel<unknown> }>()
@@ -24,12 +24,17 @@ process.on('message', (message: ToSpawner) => {
     const child = spawn(message.command, message.args, { env: message.env, stdio: ['pipe', 'inherit', 'inherit', 'pipe'] })
     // Its messages come on its fd 3; ours go to its stdin (workers/fd-channel.ts).
     let unreadable = false
-    const pipe = Duplex.from({ readable: child.stdio[3] as Readable, writable: child.stdin as Writable })
-    const channel = openFrames<unknown, unknown>(
-      pipe,
+    const input = child.stdio[3] as Readable
+    const output = child.stdin as Writable
+    const channel = openFramesOn<unknown, unknown>(
+      input,
+      output,
       (msg) => toFront({ t: 'message', id, msg }),
       // Its end closed: ours too, or the child's 'close' (all its stdio closed) never comes.
-      () => pipe.destroy(),
+      () => {
+        input.destroy()
+        output.destroy()
+      },
       () => {
         unreadable = true
         child.kill('SIGKILL')
