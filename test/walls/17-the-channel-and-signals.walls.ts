@@ -13,7 +13,7 @@ import { cmdline, processTree, rawInvoke, STRICT, stillServes, withHost } from '
 const victimCtx = { tenantId: 'tenant-b', runId: 'victim' }
 
 describe('stop 24: nothing pack code writes on its channel stops the front, the spawner or another call', () => {
-  for (const tool of ['channel-null', 'channel-garbage', 'channel-unprintable']) {
+  for (const tool of ['channel-null', 'channel-garbage', 'channel-unprintable', 'channel-deep']) {
     it(`under strict, ${tool}: another tenant's call in flight answers ok, and the service serves on`, async () => {
       await withHost({ env: STRICT }, async (host) => {
         const victim = rawInvoke(host.port, 'abort-victim', { ms: 1500 }, victimCtx, 10_000)

@@ -29,7 +29,16 @@ process.on('message', (message: ToSpawner) => {
     const channel = openFramesOn<unknown, unknown>(
       input,
       output,
-      (msg) => toFront({ t: 'message', id, msg }),
+      (msg) => {
+        // What cannot cross to the front (V8's serializer gives up on a value nested some
+        // thousands deep) is no message either: it must not throw here, where it would end us.
+        try {
+          toFront({ t: 'message', id, msg })
+        } catch {
+          unreadable = true
+          child.kill('SIGKILL')
+        }
+      },
       // Its end closed: ours too, or the child's 'close' (all its stdio closed) never comes.
       () => {
         input.destroy()
