@@ -3,6 +3,7 @@
 // a buffer of their own and transferred, never cloned.
 import { MessageChannel, parentPort } from 'node:worker_threads'
 import type { CallTask } from '../src/protocol/worker-messages.js'
+import { MAX_FILE_BYTES } from '../src/protocol/frame-channel.js'
 
 export type Reply = { kind: 'ok'; value: Record<string, unknown> } | { kind: 'error'; message: string }
 
@@ -73,6 +74,11 @@ export function buildFiles(task: CallTask, signal: AbortSignal): object | undefi
         buffer = ownBytes(bytes)
       } catch (err) {
         return Promise.reject(err)
+      }
+      if (buffer.byteLength > MAX_FILE_BYTES) {
+        return Promise.reject(
+          new RangeError(`files.store takes at most ${MAX_FILE_BYTES} bytes (10 MiB) in a pack service; this file has ${buffer.byteLength}`),
+        )
       }
       return ask(task.callId, { op: 'store', bytes: buffer, name: options.name, contentType: options.type, nonce: task.nonce }, [buffer], signal)
     }

@@ -3,6 +3,7 @@
 // only while its call does: the call's answer or deadline aborts it.
 import { MessageChannel } from 'node:worker_threads'
 import type { FileReply, FileRequest, FileValue } from '../protocol/worker-messages.js'
+import { MAX_FILE_BYTES } from '../protocol/frame-channel.js'
 
 export type FileGrant = { url: string; token: string }
 
@@ -47,7 +48,9 @@ async function read(grant: FileGrant, request: Extract<FileRequest, { op: 'read'
   if (await isBusy(res)) return { busy: true }
   if (res.status !== 200) throw new Error(`The runtime's file store answered ${res.status} to a read`)
   if ((res.headers.get('content-type') ?? '').includes('application/json')) return jsonObject(res, 'read')
-  return { bytes: await res.arrayBuffer() }
+  const bytes = await res.arrayBuffer()
+  if (bytes.byteLength > MAX_FILE_BYTES) throw new Error(`The file has ${bytes.byteLength} bytes: a pack service reads at most ${MAX_FILE_BYTES} (10 MiB)`)
+  return { bytes }
 }
 
 export function createToolFiles(): ToolFiles {

@@ -15,8 +15,14 @@ export type FrameChannel<Out> = {
   open(): boolean
 }
 
-/** The longest line taken: a file of the runtime's 10 MiB limit as base64, and room around it. */
+/** The longest line taken: a file of MAX_FILE_BYTES as base64, and room around it. */
 const MAX_LINE = 16 * 1024 * 1024
+
+/**
+ * The largest tool file that crosses a pack process's channel, stored or read: base64 makes it
+ * a third larger. Past it, ctx.files.store throws, and a read answers an error, saying so.
+ */
+export const MAX_FILE_BYTES = 10 * 1024 * 1024
 
 /** `onBroken`: the other end sent a line past MAX_LINE or one that is not JSON (default: ignore it). */
 export function openFrames<In, Out>(pipe: Duplex, onMessage: (message: In) => void, onClosed: () => void, onBroken?: () => void): FrameChannel<Out> {
@@ -48,7 +54,8 @@ export function openFramesOn<In, Out>(
     for (;;) {
       let message: In | undefined
       try {
-        message = JSON.parse(line) as In
+        // A line ends within a chunk of its last piece: it may pass the bound by that much.
+        message = line.length > MAX_LINE ? undefined : (JSON.parse(line) as In)
       } catch {
         message = undefined // not ours to understand: the other end may be pack code
       }

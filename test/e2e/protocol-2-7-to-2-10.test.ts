@@ -122,6 +122,26 @@ describe('pause (2.8.0), connections (2.9.0) and tool files (2.10.0)', () => {
       expect(get).toMatchObject({ method: 'GET', path: `/files/${encodeURIComponent(res.body.output.stored.file.artifactId)}` })
       expect(get!.headers.authorization).toBe(`Bearer ${FILE_TOKEN}`)
     })
+    it.each(['none', 'strict'])('under %s, a file of 10 MiB is stored and one byte more is refused by files.store, naming the limit', async (posture) => {
+      const served = posture === 'none' ? host : await spawnHost({ env: { KINDGI_PACK_SANDBOX: 'strict' } })
+      try {
+        const limit = 10 * 1024 * 1024
+        const ok = await invoke(served, 'files', { action: 'store-size', size: limit }, {}, ctx({ idempotencyKey: `k-big-${posture}`, toolFiles: files() }))
+        expect(ok.body).toMatchObject({ kind: 'result', output: { stored: limit } })
+        const over = await invoke(
+          served,
+          'files',
+          { action: 'store-size', size: limit + 1 },
+          {},
+          ctx({ idempotencyKey: `k-over-${posture}`, toolFiles: files() }),
+        )
+        // Before, under strict, the process was killed for a line past its channel's bound; a warm one took its pack process with it.
+        expect(over.body).toMatchObject({ kind: 'error', code: 'handler-throw' })
+        expect(over.body.message).toContain('files.store takes at most 10485760 bytes')
+      } finally {
+        if (served !== host) await served.stop()
+      }
+    })
     it('passes back notStored and notRead as the runtime answered them', async () => {
       store.storeMode = { kind: 'notStored', why: 'type' }
       const stored = await invoke(

@@ -64,6 +64,25 @@ describe('stop 24: what a strict call sends is bounded on its way to the front',
   }
 })
 
+describe('stop 24: a flood of valid messages on the channel is read no faster than the front takes it', () => {
+  it('under strict, 3 s of small messages: another call answers in time, and the spawner stays within bounds', async () => {
+    await withHost({ env: STRICT }, async (host) => {
+      const attack = rawInvoke(host.port, 'channel-flood-lines', { ms: 3000 }, { tenantId: 'tenant-a', runId: 'attack' }, 20_000)
+      await sleep(500)
+      const started = Date.now()
+      const answer = await rawInvoke(host.port, 'abort-victim', { ms: 300 }, victimCtx, 20_000)
+      expect.soft('error' in answer ? answer : answer.body, "the victim's answer").toEqual({ v: 2, kind: 'result', output: { aborted: false } })
+      // Before, it waited behind the flood: 9 s for a 500 ms call in the review's run.
+      expect.soft(Date.now() - started, "ms until the victim's answer").toBeLessThan(2500)
+      await attack
+      const spawner = processTree(host.proc.pid as number).find((pid) => cmdline(pid).includes('spawner-process'))
+      expect(spawner, 'the spawner').toBeDefined()
+      expect.soft(peakMB(spawner as number), "the spawner's peak resident MB").toBeLessThan(400)
+      await stillServes(host)
+    })
+  })
+})
+
 /** Whether anything listens on 127.0.0.1:`port`. */
 function listening(port: number): Promise<boolean> {
   return new Promise((resolve) => {

@@ -14,6 +14,10 @@ import { openFramesOn, type FrameChannel } from '../../protocol/frame-channel.js
 import type { FromSpawner, ToSpawner } from './spawner-messages.js'
 
 const children = new Map<number, { child: ChildProcess; channel: FrameChannel<unknown> }>()
+/** Messages of one process sent on to the front and not yet written: past it, its channel is not read. */
+const MAX_RELAYING = 256
+/** Bytes for one process that it has not read yet: past it, it is killed. */
+const MAX_UNREAD = 64 * 1024 * 1024
 const toFront = (message: FromSpawner): void => {
   if (process.connected) process.send!(message)
 }
@@ -24,30 +28,40 @@ process.on('message', (message: ToSpawner) => {
     const child = spawn(message.command, message.args, { env: message.env, stdio: ['pipe', 'inherit', 'inherit', 'pipe'] })
     // Its messages come on its fd 3; ours go to its stdin (workers/fd-channel.ts).
     let unreadable = false
+    let relaying = 0
     const input = child.stdio[3] as Readable
     const output = child.stdin as Writable
+    const kill = () => {
+      unreadable = true
+      child.kill('SIGKILL')
+    }
     const channel = openFramesOn<unknown, unknown>(
       input,
       output,
       (msg) => {
+        if (unreadable || !process.connected) return
         // What cannot cross to the front (V8's serializer gives up on a value nested some
         // thousands deep) is no message either: it must not throw here, where it would end us.
         try {
-          toFront({ t: 'message', id, msg })
+          relaying++
+          process.send!({ t: 'message', id, msg } satisfies FromSpawner, undefined, undefined, () => {
+            relaying--
+            if (relaying < MAX_RELAYING) input.resume()
+          })
         } catch {
-          unreadable = true
-          child.kill('SIGKILL')
+          relaying--
+          kill()
+          return
         }
+        // A process that floods its channel waits for the front to take what it sent.
+        if (relaying >= MAX_RELAYING) input.pause()
       },
       // Its end closed: ours too, or the child's 'close' (all its stdio closed) never comes.
       () => {
         input.destroy()
         output.destroy()
       },
-      () => {
-        unreadable = true
-        child.kill('SIGKILL')
-      },
+      kill,
     )
     children.set(id, { child, channel })
     let ended = false
@@ -69,7 +83,10 @@ process.on('message', (message: ToSpawner) => {
   const known = children.get(message.id)
   if (known === undefined) return
   if (message.t === 'kill') known.child.kill('SIGKILL')
-  else known.channel.send(message.msg)
+  else if (known.child.stdin !== null && known.child.stdin.writableLength > MAX_UNREAD) {
+    // It leaves its stdin unread (pack code can pause it) while replies come: they are its to hold, not ours.
+    known.child.kill('SIGKILL')
+  } else known.channel.send(message.msg)
 })
 
 // Without the front there is nobody to serve: end every process started for it, then itself.
