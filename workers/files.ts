@@ -27,7 +27,7 @@ const threadChannel: FileChannel = (callId, message, transfer) => {
 
 let channel: FileChannel = threadChannel
 
-/** A strict call's process asks over its own IPC channel instead. */
+/** A strict call's process asks over its own channel to the spawner instead (fd-channel.ts). */
 export function setFileChannel(given: FileChannel): void {
   channel = given
 }
