@@ -171,7 +171,7 @@ export function createStrictGroup(options: StrictOptions): WorkerGroup {
           const memory = options.memMB !== undefined && (signal === 'SIGABRT' || signal === 'SIGTRAP' || signal === 'SIGSEGV' || code === 134)
           options.onReplaced(memory ? 'memory' : 'crash', id)
           const detail = unreadable
-            ? 'killed: it wrote what is no message on its channel (not JSON, or a line over 16 MiB, as an answer that large is)'
+            ? 'killed for its channel: it wrote what is no message (not JSON, or a line over 16 MiB, as an answer that large is), or left 64 MiB unread'
             : (signal ?? `code ${code}`)
           // Never sent its call: nothing of it ran, and the caller may send it again.
           if (!sent) resolveAnswer({ kind: 'not-started', why: `its process exited (${detail}) before it took the call` })

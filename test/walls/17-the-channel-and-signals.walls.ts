@@ -7,6 +7,7 @@
 import { readFileSync } from 'node:fs'
 import { connect } from 'node:net'
 import { describe, expect, it } from 'vitest'
+import { startFakeFileStore } from '../helpers/fake-file-store.js'
 import { sleep } from '../helpers/host.js'
 import { cmdline, processTree, rawInvoke, STRICT, stillServes, withHost } from './walls-helpers.js'
 
@@ -51,7 +52,7 @@ describe('stop 24: what a strict call sends is bounded on its way to the front',
         await sleep(300)
         const attack = await rawInvoke(host.port, tool, {}, { tenantId: 'tenant-a', runId: 'attack' }, 20_000)
         expect.soft('error' in attack ? attack : attack.body, "the attack's answer").toMatchObject({ v: 2, kind: 'error', code: 'handler-throw', toolId: tool })
-        if (!('error' in attack)) expect.soft(String(attack.body?.message), 'the message').toContain('no message on its channel')
+        if (!('error' in attack)) expect.soft(String(attack.body?.message), 'the message').toContain('killed for its channel')
         const answer = await victim
         expect.soft('error' in answer ? answer : answer.body, "the victim's answer").toEqual({ v: 2, kind: 'result', output: { aborted: false } })
         const spawner = processTree(host.proc.pid as number).find((pid) => cmdline(pid).includes('spawner-process'))
@@ -80,6 +81,27 @@ describe('stop 24: a flood of valid messages on the channel is read no faster th
       expect.soft(peakMB(spawner as number), "the spawner's peak resident MB").toBeLessThan(400)
       await stillServes(host)
     })
+  })
+})
+
+describe('stop 24: what a strict process leaves unread is its own to hold', () => {
+  it('under strict, a process that pauses its stdin while file replies come is killed past 64 MiB, and the service serves on', async () => {
+    const token = 'hoard-file-token'
+    const store = await startFakeFileStore(token)
+    try {
+      await withHost({ env: STRICT }, async (host) => {
+        const ctx = { tenantId: 'tenant-a', runId: 'attack', idempotencyKey: 'hoard-1', toolFiles: { url: store.url, token } }
+        const attack = await rawInvoke(host.port, 'stdin-hoard', { ms: 3000 }, ctx, 20_000)
+        // Before, it answered ok, the replies held by the spawner until the process was killed.
+        expect
+          .soft('error' in attack ? attack : attack.body, "the attack's answer")
+          .toMatchObject({ v: 2, kind: 'error', code: 'handler-throw', toolId: 'stdin-hoard' })
+        if (!('error' in attack)) expect.soft(String(attack.body?.message), 'the message').toContain('killed for its channel')
+        await stillServes(host)
+      })
+    } finally {
+      await store.close()
+    }
   })
 })
 

@@ -9,5 +9,5 @@ export type ToSpawner =
 export type FromSpawner =
   | { t: 'started'; id: number; pid: number | undefined }
   | { t: 'message'; id: number; msg: unknown }
-  /** `unreadable`: killed for writing on its channel what is no message (not JSON, or a line past the bound). */
+  /** `unreadable`: killed for its channel: it wrote what is no message (not JSON, a line past the bound), or left too much unread. */
   | { t: 'exit'; id: number; code: number | null; signal: NodeJS.Signals | null; unreadable: boolean }

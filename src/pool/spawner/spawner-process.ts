@@ -13,7 +13,8 @@ import type { Readable, Writable } from 'node:stream'
 import { openFramesOn, type FrameChannel } from '../../protocol/frame-channel.js'
 import type { FromSpawner, ToSpawner } from './spawner-messages.js'
 
-const children = new Map<number, { child: ChildProcess; channel: FrameChannel<unknown> }>()
+/** `unreadable`: kills it for what it did on its channel (its exit says so). */
+const children = new Map<number, { child: ChildProcess; channel: FrameChannel<unknown>; unreadable: () => void }>()
 /** Messages of one process sent on to the front and not yet written: past it, its channel is not read. */
 const MAX_RELAYING = 256
 /** Bytes for one process that it has not read yet: past it, it is killed. */
@@ -63,7 +64,7 @@ process.on('message', (message: ToSpawner) => {
       },
       kill,
     )
-    children.set(id, { child, channel })
+    children.set(id, { child, channel, unreadable: kill })
     let ended = false
     const end = (code: number | null, signal: NodeJS.Signals | null) => {
       if (ended) return
@@ -85,7 +86,7 @@ process.on('message', (message: ToSpawner) => {
   if (message.t === 'kill') known.child.kill('SIGKILL')
   else if (known.child.stdin !== null && known.child.stdin.writableLength > MAX_UNREAD) {
     // It leaves its stdin unread (pack code can pause it) while replies come: they are its to hold, not ours.
-    known.child.kill('SIGKILL')
+    known.unreadable()
   } else known.channel.send(message.msg)
 })
 
