@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs'
 import { connect } from 'node:net'
 import { describe, expect, it } from 'vitest'
 import { startFakeFileStore } from '../helpers/fake-file-store.js'
-import { sleep } from '../helpers/host.js'
+import { sleep, type Host } from '../helpers/host.js'
 import { cmdline, processTree, rawInvoke, STRICT, stillServes, withHost } from './walls-helpers.js'
 
 const victimCtx = { tenantId: 'tenant-b', runId: 'victim' }
@@ -35,9 +35,11 @@ describe('stop 24: nothing pack code writes on its channel stops the front, the 
   }
 })
 
-/** The highest resident memory a process has had, in MB (/proc/<pid>/status VmHWM). */
-function peakMB(pid: number): number {
-  const kb = /^VmHWM:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]
+/** The highest resident memory the host's spawner has had, in MB (/proc/<pid>/status VmHWM). */
+function spawnerPeakMB(host: Host): number {
+  const spawner = processTree(host.proc.pid as number).find((pid) => cmdline(pid).includes('spawner-process'))
+  expect(spawner, 'the spawner').toBeDefined()
+  const kb = /^VmHWM:\s+(\d+) kB/m.exec(readFileSync(`/proc/${spawner}/status`, 'utf8'))?.[1]
   return Number(kb) / 1024
 }
 
@@ -55,10 +57,8 @@ describe('stop 24: what a strict call sends is bounded on its way to the front',
         if (!('error' in attack)) expect.soft(String(attack.body?.message), 'the message').toContain('killed for its channel')
         const answer = await victim
         expect.soft('error' in answer ? answer : answer.body, "the victim's answer").toEqual({ v: 2, kind: 'result', output: { aborted: false } })
-        const spawner = processTree(host.proc.pid as number).find((pid) => cmdline(pid).includes('spawner-process'))
-        expect(spawner, 'the spawner').toBeDefined()
         // Its own ~50 MB, and at most one bounded line (16 MiB) held for the process.
-        expect.soft(peakMB(spawner as number), "the spawner's peak resident MB").toBeLessThan(160)
+        expect.soft(spawnerPeakMB(host), "the spawner's peak resident MB").toBeLessThan(160)
         await stillServes(host)
       })
     })
@@ -76,9 +76,7 @@ describe('stop 24: a flood of valid messages on the channel is read no faster th
       // Before, it waited behind the flood: 9 s for a 500 ms call in the review's run.
       expect.soft(Date.now() - started, "ms until the victim's answer").toBeLessThan(2500)
       await attack
-      const spawner = processTree(host.proc.pid as number).find((pid) => cmdline(pid).includes('spawner-process'))
-      expect(spawner, 'the spawner').toBeDefined()
-      expect.soft(peakMB(spawner as number), "the spawner's peak resident MB").toBeLessThan(400)
+      expect.soft(spawnerPeakMB(host), "the spawner's peak resident MB").toBeLessThan(400)
       await stillServes(host)
     })
   })
