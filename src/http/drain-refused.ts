@@ -11,7 +11,7 @@ export type DrainBounds = { bytes: number; ms: number }
 export const DRAIN_BOUNDS: DrainBounds = { bytes: 64 * 1024 * 1024, ms: 5_000 }
 
 /** The client asked that its connection end with this request (`Connection: close`, or HTTP/1.0 without keep-alive). */
-export function asksToClose(incoming: IncomingMessage): boolean {
+function asksToClose(incoming: IncomingMessage): boolean {
   const tokens = (incoming.headers.connection ?? '')
     .toLowerCase()
     .split(',')
@@ -21,11 +21,12 @@ export function asksToClose(incoming: IncomingMessage): boolean {
 }
 
 /**
- * Drains what is left of `incoming`'s body, if any is; `answer` is its 413, after which a close
- * the client asked for comes. Says whether it drains (false: the body was all in already).
+ * Drains what is left of `incoming`'s body, if any is; `answer` is its 413. `whole`: the body was
+ * all in already; `then-close`: the client asked to close, which the drain does once the body is
+ * in and the answer written (so the answer must not make Node close at once).
  */
-export function drainRefused(incoming: IncomingMessage, answer: ServerResponse, bounds: DrainBounds = DRAIN_BOUNDS): boolean {
-  if (incoming.complete || incoming.destroyed) return false
+export function drainRefused(incoming: IncomingMessage, answer: ServerResponse, bounds: DrainBounds = DRAIN_BOUNDS): 'whole' | 'drains' | 'then-close' {
+  if (incoming.complete || incoming.destroyed) return 'whole'
   let seen = 0
   const done = () => {
     clearTimeout(timer)
@@ -45,8 +46,9 @@ export function drainRefused(incoming: IncomingMessage, answer: ServerResponse, 
   const bodyIn = new Promise<void>((resolve) => incoming.once('end', resolve))
   void bodyIn.then(done)
   incoming.once('close', done)
-  // Closed only once the body is in and the 413 written, in whichever order those come.
-  if (asksToClose(incoming)) void Promise.all([bodyIn, new Promise((resolve) => answer.once('close', resolve))]).then(() => incoming.socket?.end())
   incoming.resume()
-  return true
+  if (!asksToClose(incoming)) return 'drains'
+  // Closed only once the body is in and the 413 written, in whichever order those come.
+  void Promise.all([bodyIn, new Promise((resolve) => answer.once('close', resolve))]).then(() => incoming.socket?.end())
+  return 'then-close'
 }

@@ -80,6 +80,12 @@ export function createFrontServer(fetch: Fetch, limits: FrontLimits): Server {
       state.after = undefined
     })
   })
+  /** Ends a socket with `text` once every answer still open on it has gone out. */
+  const afterOpenAnswers = (socket: Socket, text: string) => {
+    const state = sockets.get(socket)
+    if (state !== undefined && state.open > 0) state.after = text
+    else closeWith(socket, text)
+  }
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => {
     const state = sockets.get(socket)
     const inBody = state !== undefined && !state.latest.req.complete
@@ -88,18 +94,13 @@ export function createFrontServer(fetch: Fetch, limits: FrontLimits): Server {
       return
     }
     const { status, error } = clientErrorAnswer(err.code)
-    if (!inBody && state !== undefined && state.open > 0) state.after = jsonResponse(status, error)
-    else closeWith(socket, jsonResponse(status, error))
+    if (inBody) closeWith(socket, jsonResponse(status, error))
+    else afterOpenAnswers(socket, jsonResponse(status, error))
   })
   // An Expect other than 100-continue is ignored (RFC 9110 lets a server do so) rather than
   // answered with Node's bodyless 417: the request is served as if it had none.
   server.on('checkExpectation', (req, res) => server.emit('request', req, res))
   // CONNECT asks for a tunnel, which this service never opens.
-  server.on('connect', (_req, socket: Socket) => {
-    const text = jsonResponse(400, 'Bad request: CONNECT is not served')
-    const state = sockets.get(socket)
-    if (state !== undefined && state.open > 0) state.after = text
-    else closeWith(socket, text)
-  })
+  server.on('connect', (_req, socket: Socket) => afterOpenAnswers(socket, jsonResponse(400, 'Bad request: CONNECT is not served')))
   return server
 }

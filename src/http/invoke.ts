@@ -14,7 +14,7 @@ import { callFields, callLine, type CallFields } from './call-line.js'
 import { notReady, refusalReason, type FrontState } from './front-state.js'
 import { tenantMismatch } from './access-checks.js'
 import { BODY_LIMIT, readBody } from './read-body.js'
-import { asksToClose, drainRefused } from './drain-refused.js'
+import { drainRefused } from './drain-refused.js'
 
 type Ctx = Context<{ Bindings: HttpBindings }>
 
@@ -178,6 +178,6 @@ function toolFilesOf(
  * closes the connection once the body is in.
  */
 function tooLarge(c: Ctx): Response {
-  const draining = drainRefused(c.env.incoming, c.env.outgoing)
-  return draining && asksToClose(c.env.incoming) ? c.json(TOO_LARGE, 413, { Connection: 'keep-alive' }) : c.json(TOO_LARGE, 413)
+  const drain = drainRefused(c.env.incoming, c.env.outgoing)
+  return drain === 'then-close' ? c.json(TOO_LARGE, 413, { Connection: 'keep-alive' }) : c.json(TOO_LARGE, 413)
 }
