@@ -1,15 +1,23 @@
-// A strict call's process's channel to its spawner, one JSON message a line: in on stdin, out
-// on fd 3 (src/protocol/frame-channel.ts reads that end, bounded, and kills a process that
-// writes anything else). Node's IPC channel would leave the spawner to trust what pack code
-// writes, and a process without --allow-net may not open a socket on a descriptor (Node >= 25);
-// stdin is Node's own stream, and a read of it does not hold up the process's exit as a
-// blocked read in the thread pool would.
+// A pack-code process's channel to the host that started it (a warm group's pack process to the
+// front, a strict call's process to its spawner), one JSON message a line: in on stdin, out on
+// fd 3. The host's end (src/protocol/frame-channel.ts) reads fd 3 bounded, and ends a process
+// that writes anything else there, since pack code can. Not Node's IPC channel: its parser in
+// the host holds whatever it is given and throws at what is not JSON. And a process without
+// --allow-net may not open a socket on a descriptor (Node >= 25): stdin is Node's own stream
+// (a read of it does not hold up the process's exit as a blocked read in the thread pool
+// would), and fd 3 is written with writeSync. The host's lines are taken whole: it is the host.
 import { writeSync } from 'node:fs'
 
 const OUT = 3
 
-/** Reads messages until the other end closes (then `onClosed`); answers the function that sends one. */
-export function openFdChannel(onMessage: (message: unknown) => void, onClosed: () => void): (message: unknown) => void {
+export type FdChannel = {
+  send(message: unknown): void
+  /** A message already serialized, without its newline. */
+  sendLine(line: string): void
+}
+
+/** Reads messages until the other end closes (then `onClosed`). */
+export function openFdChannel(onMessage: (message: unknown) => void, onClosed: () => void): FdChannel {
   let partial = ''
   process.stdin.setEncoding('utf8')
   process.stdin.on('data', (chunk: string) => {
@@ -24,8 +32,9 @@ export function openFdChannel(onMessage: (message: unknown) => void, onClosed: (
   })
   process.stdin.once('end', onClosed)
   process.stdin.once('close', onClosed)
-  return (message) => {
-    const bytes = Buffer.from(`${JSON.stringify(message)}\n`)
+  const sendLine = (line: string) => {
+    const bytes = Buffer.from(`${line}\n`)
     for (let sent = 0; sent < bytes.length; ) sent += writeSync(OUT, bytes, sent)
   }
+  return { send: (message) => sendLine(JSON.stringify(message)), sendLine }
 }

@@ -3,7 +3,7 @@
 // a buffer of their own and transferred, never cloned.
 import { MessageChannel, parentPort } from 'node:worker_threads'
 import type { CallTask } from '../src/protocol/worker-messages.js'
-import { MAX_FILE_BYTES } from '../src/protocol/frame-channel.js'
+import { MAX_FILE_BYTES } from '../src/protocol/channel-limits.js'
 
 export type Reply = { kind: 'ok'; value: Record<string, unknown> } | { kind: 'error'; message: string }
 

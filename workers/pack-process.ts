@@ -1,17 +1,19 @@
 // A warm group's own process: the front never runs pack code, in any posture. It runs the
 // group's warm pool (warm-pool.ts: Piscina, with a thread budget of its own), started by the
 // front with the filtered pack env (never the token), no socket of the front's, under the
-// permission model (src/pool/strict-flags.ts). Calls come over its channel to the front
-// (fd 3, frame-channel.ts) in batches; answers, frees and file requests go back the same way.
+// permission model (src/pool/strict-flags.ts). Calls come over its channel from the front
+// (stdin, fd-channel.ts) in batches; answers, frees and file requests go back on fd 3, in
+// batches no longer than the front reads (channel-limits.ts).
 // Whatever pack code does to this process (exit, abort, kill it) ends only it: the front
 // answers its calls and starts another.
 import { randomBytes } from 'node:crypto'
-import { Socket } from 'node:net'
 import type { MessagePort } from 'node:worker_threads'
-import { fromBase64, openFrames, toBase64, viaIpc } from '../src/protocol/frame-channel.js'
+import { MAX_LINE } from '../src/protocol/channel-limits.js'
+import { fromBase64, toBase64 } from '../src/protocol/frame-channel.js'
 import type { FileReplyMessage, FromPack, FromPackItem, PackSetup, ToPack, ToPackItem } from '../src/protocol/pack-messages.js'
 import type { CallTask, FileRequest } from '../src/protocol/worker-messages.js'
 import type { RunningCall } from '../src/pool/group.js'
+import { openFdChannel } from './fd-channel.js'
 import { createWarmPool, type WarmPool } from './warm-pool.js'
 
 const WORKERS_CHECK_MS = 500
@@ -32,18 +34,14 @@ let flushing = false
 
 // Made now, before any pack code, as stdout and stderr are below.
 // The front is gone when the channel closes: so is the reason to live.
-const channel =
-  process.channel === undefined
-    ? openFrames<ToPack, FromPack>(
-        new Socket({ fd: 3, readable: true, writable: true }),
-        (message) => onMessage(message),
-        () => process.exit(1),
-      )
-    : viaIpc<ToPack, FromPack>(
-        process,
-        (message) => onMessage(message),
-        () => process.exit(1),
-      )
+const channel = openFdChannel(
+  (message) => onMessage(message as ToPack),
+  () => process.exit(1),
+)
+
+/** What a batch line holds around its items. */
+const BATCH_OPEN = '{"type":"batch","items":['
+const MAX_ITEMS_CHARS = MAX_LINE - BATCH_OPEN.length - 2
 
 function send(message: FromPack): void {
   channel.send(message)
@@ -66,7 +64,22 @@ function flush(): void {
     lastWorkers = workers
     items.push({ type: 'workers', count: workers })
   }
-  if (items.length > 0) send({ type: 'batch', items })
+  if (items.length === 0) return
+  // Each item fits a line (run-call.ts bounds answers, files.ts files); a batch is cut where
+  // the next item would take its line past what the front reads.
+  let line: string[] = []
+  let chars = 0
+  for (const item of items) {
+    const text = JSON.stringify(item)
+    if (line.length > 0 && chars + text.length > MAX_ITEMS_CHARS) {
+      channel.sendLine(`${BATCH_OPEN}${line.join(',')}]}`)
+      line = []
+      chars = 0
+    }
+    line.push(text)
+    chars += text.length + 1
+  }
+  channel.sendLine(`${BATCH_OPEN}${line.join(',')}]}`)
 }
 
 /**

@@ -1,7 +1,8 @@
 // Runs one call in a worker: validate, run the handler or check, validate what it returned,
 // and answer with the serialized response message. Every outcome is a typed result.
+import { MAX_ANSWER_CHARS } from '../src/protocol/channel-limits.js'
 import { toIssues } from '../src/protocol/issues.js'
-import { errorMessage, handlerThrow, memoryExceeded, validationText } from '../src/protocol/messages.js'
+import { errorMessage, handlerThrow, memoryExceeded, throwText, validationText } from '../src/protocol/messages.js'
 import type { CheckInvoke, ResponseMessage, Target, ToolInvoke } from '../src/protocol/wire.js'
 import type { CallTask } from '../src/protocol/worker-messages.js'
 import type { CallResult } from '../src/protocol/call-answers.js'
@@ -22,6 +23,10 @@ export async function runCall(loaded: Map<string, LoadedEntry>, task: CallTask):
     const about: Target = message.kind === 'invoke' ? { target: 'tool', id: message.tool.id } : { target: 'check', id: message.check.id }
     return answer(errorMessage(about.target === 'tool' ? 'tool-not-in-pack' : 'check-not-in-pack', `${about.id} is not loaded in this worker`, about))
   }
+  return fitForTheChannel(await runLoaded(item, message, task), { target: item.entry.target, id: item.entry.id })
+}
+
+async function runLoaded(item: LoadedEntry, message: ToolInvoke | CheckInvoke, task: CallTask): Promise<CallResult> {
   const { entry } = item
   setCurrentTarget(entry.id)
   const signal = registerCall(task.callId, task.nonce)
@@ -42,6 +47,23 @@ export async function runCall(loaded: Map<string, LoadedEntry>, task: CallTask):
     stopWatch?.()
     forgetCall(task.callId)
   }
+}
+
+/**
+ * An answer too long for the channel to the host (channel-limits.ts) fails its own call, saying
+ * so: sent, it would end the process and every call in it. Each character of JSON text crosses
+ * as at most two (a quote or a backslash, escaped), so most answers need no second look.
+ */
+function fitForTheChannel(result: CallResult, about: Target): CallResult {
+  if (result.body.length <= MAX_ANSWER_CHARS / 2) return result
+  const crossing = JSON.stringify(result.body).length
+  if (crossing <= MAX_ANSWER_CHARS) return result
+  const mib = (chars: number) => (chars / (1024 * 1024)).toFixed(1)
+  const cause = {
+    name: 'AnswerTooLarge',
+    message: `its answer is ${mib(crossing)} MiB as it crosses to the host, over the ${mib(MAX_ANSWER_CHARS)} MiB an answer may be (quotes and backslashes in its JSON count twice)`,
+  }
+  return answer(errorMessage('handler-throw', throwText(about, cause), about, { cause }), result.retire)
 }
 
 /**

@@ -15,10 +15,11 @@ import { runCall } from './run-call.js'
 import { guardsNetwork, prepare, setup } from './worker-state.js'
 
 // The spawner is gone when the channel closes: so is the reason to live.
-const send: (event: FromStrict) => void = openFdChannel(
+const channel = openFdChannel(
   (message) => onMessage(message as ToStrict),
   () => process.exit(1),
 )
+const send: (event: FromStrict) => void = channel.send
 
 const fileReplies = new Map<number, (reply: Reply) => void>()
 let nextRequest = 0

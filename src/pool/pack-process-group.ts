@@ -8,14 +8,13 @@
 // when that call is pending in the process that sent it.
 import { spawn, type ChildProcess } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
-import type { Duplex } from 'node:stream'
+import type { Readable, Writable } from 'node:stream'
 import { fileURLToPath } from 'node:url'
-import { fileReplyAcross, fromBase64, openFrames, viaIpc, type FrameChannel } from '../protocol/frame-channel.js'
+import { fileReplyAcross, fromBase64, openFrames, type FrameChannel } from '../protocol/frame-channel.js'
 import type { FromPack, FromPackItem, PackSetup, ToPack, ToPackItem } from '../protocol/pack-messages.js'
 import type { CallTask } from '../protocol/worker-messages.js'
 import { checkedAnswer, replacedId, type GroupOptions, type RunningCall, type WorkerGroup } from './group.js'
 import type { GroupAnswer, ReplaceReason, StopReason } from '../protocol/call-answers.js'
-import { RUNTIME } from '../runtime.js'
 import { packProcessCommand } from './strict-flags.js'
 import { watchThreads, type ThreadWatch } from './thread-watch.js'
 import { bridgeFileRequest } from './tool-files.js'
@@ -72,11 +71,6 @@ type Proc = {
   secret: string
 }
 
-/** A network-none process without --allow-net may not open a socket on its fd 3 (frame-channel.ts). */
-function needsIpc(networkNone: boolean): boolean {
-  return networkNone && RUNTIME.permissionGatesNet
-}
-
 export function createPackProcessGroup(options: PackProcessOptions): WorkerGroup {
   const setup: PackSetup = {
     key: options.key,
@@ -129,10 +123,10 @@ export function createPackProcessGroup(options: PackProcessOptions): WorkerGroup
       return
     }
     const [command, ...args] = packProcessCommand(entry, networkNone, options.hidden)
-    const ipc = needsIpc(networkNone)
     let child: ChildProcess
     try {
-      child = spawn(command as string, args, { env: options.env, stdio: ['ignore', packStdout, 'inherit', ipc ? 'ipc' : 'pipe'], serialization: 'json' })
+      // Its channel: our messages on its stdin, its own on its fd 3 (workers/fd-channel.ts).
+      child = spawn(command as string, args, { env: options.env, stdio: ['pipe', packStdout, 'inherit', 'pipe'] })
     } catch (err) {
       exitedProc(proc, `it could not be started: ${(err as Error).message}`)
       return
@@ -142,11 +136,8 @@ export function createPackProcessGroup(options: PackProcessOptions): WorkerGroup
     // A channel that says what the host never sends (a line past the limit, not JSON) is pack
     // code writing on it: end the process, whose end answers its calls.
     const broken = () => child.kill('SIGKILL')
-    const pipe = child.stdio[3] as Duplex | undefined
-    proc.channel =
-      ipc || pipe === undefined
-        ? viaIpc<FromPack, ToPack>(child, onFrame, () => undefined)
-        : openFrames<FromPack, ToPack>(pipe, onFrame, () => undefined, broken)
+    // Its 'close' (below) says it ended; the channel closing first says nothing more.
+    proc.channel = openFrames<FromPack, ToPack>(child.stdio[3] as Readable, child.stdin as Writable, onFrame, () => undefined, broken)
     proc.startedAt = performance.now()
     // 'close', not 'exit': what the process wrote before it ended is read first.
     child.once('close', (code, signal) => exitedProc(proc, signal ?? `code ${code}`))

@@ -3,7 +3,7 @@
 // only while its call does: the call's answer or deadline aborts it.
 import { MessageChannel } from 'node:worker_threads'
 import type { FileReply, FileRequest, FileValue } from '../protocol/worker-messages.js'
-import { MAX_FILE_BYTES } from '../protocol/frame-channel.js'
+import { MAX_FILE_BYTES } from '../protocol/channel-limits.js'
 
 export type FileGrant = { url: string; token: string }
 

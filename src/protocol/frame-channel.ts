@@ -1,11 +1,12 @@
-// The channel between the front and a warm group's pack process: one JSON message a line on a
-// pipe of our own (fd 3 of the pack process). Node's IPC channel did the same job at about
-// twice the CPU per round trip (bench/ipc-cost.ts); JSON never holds a raw newline, so a line
-// is a message. Bytes (tool files) cross as base64 (toBase64/fromBase64 at their two sites).
-// Where the permission model gates the network (Node >= 25) a process without --allow-net may
-// not open a socket on a descriptor, so a `network: none` group's process is given Node's
-// own IPC channel instead, carrying the same messages (viaIpc).
-import type { Duplex, Readable, Writable } from 'node:stream'
+// The channel between the host and a process that runs pack code (a warm group's pack process,
+// or a strict call's, through the spawner): one JSON message a line, in on the process's stdin,
+// out on its fd 3 (workers/fd-channel.ts writes that end). Pack code can write on fd 3 too, so
+// this end reads it bounded and takes only JSON: anything else ends the process (onBroken).
+// JSON never holds a raw newline, so a line is a message. Node's IPC channel did the same job
+// at about twice the CPU per round trip (bench/ipc-cost.ts), and its parser holds whatever it is
+// given and throws in the host at what is not JSON. Bytes (tool files) cross as base64.
+import type { Readable, Writable } from 'node:stream'
+import { MAX_LINE } from './channel-limits.js'
 import type { FileReplyMessage } from './pack-messages.js'
 import type { FileReply } from './worker-messages.js'
 
@@ -15,27 +16,16 @@ export type FrameChannel<Out> = {
   open(): boolean
 }
 
-/** The longest line taken: a file of MAX_FILE_BYTES as base64, and room around it. */
-const MAX_LINE = 16 * 1024 * 1024
-
 /**
- * The largest tool file that crosses a pack process's channel, stored or read: base64 makes it
- * a third larger. Past it, ctx.files.store throws, and a read answers an error, saying so.
+ * Messages come on `input`, go out on `output`. `onBroken`: the other end sent a line past
+ * MAX_LINE or one that is not JSON; nothing after it is read.
  */
-export const MAX_FILE_BYTES = 10 * 1024 * 1024
-
-/** `onBroken`: the other end sent a line past MAX_LINE or one that is not JSON (default: ignore it). */
-export function openFrames<In, Out>(pipe: Duplex, onMessage: (message: In) => void, onClosed: () => void, onBroken?: () => void): FrameChannel<Out> {
-  return openFramesOn<In, Out>(pipe, pipe, onMessage, onClosed, onBroken)
-}
-
-/** The same over two pipes: messages come on `input`, go out on `output`. */
-export function openFramesOn<In, Out>(
+export function openFrames<In, Out>(
   input: Readable,
   output: Writable,
   onMessage: (message: In) => void,
   onClosed: () => void,
-  onBroken?: () => void,
+  onBroken: () => void,
 ): FrameChannel<Out> {
   let open = true
   let partial = ''
@@ -59,11 +49,8 @@ export function openFramesOn<In, Out>(
       } catch {
         message = undefined // not ours to understand: the other end may be pack code
       }
-      if (message === undefined) {
-        if (onBroken !== undefined) return broken()
-      } else {
-        onMessage(message)
-      }
+      if (message === undefined) return broken()
+      onMessage(message)
       if (!open) return
       start = newline + 1
       newline = chunk.indexOf('\n', start)
@@ -75,7 +62,6 @@ export function openFramesOn<In, Out>(
   })
   function broken(): void {
     partial = ''
-    if (onBroken === undefined) return
     open = false
     onBroken()
   }
@@ -91,31 +77,6 @@ export function openFramesOn<In, Out>(
   return {
     send(message) {
       if (open) output.write(`${JSON.stringify(message)}\n`)
-    },
-    open: () => open,
-  }
-}
-
-/** Over Node's IPC channel (JSON serialization): `send` and `on` are the process's or the child's. */
-export function viaIpc<In, Out>(
-  end: {
-    send?: (message: never) => unknown
-    connected?: boolean
-    on(event: 'message', listener: (message: In) => void): unknown
-    once(event: 'disconnect', listener: () => void): unknown
-  },
-  onMessage: (message: In) => void,
-  onClosed: () => void,
-): FrameChannel<Out> {
-  let open = true
-  end.on('message', onMessage)
-  end.once('disconnect', () => {
-    open = false
-    onClosed()
-  })
-  return {
-    send(message) {
-      if (open && end.connected !== false) end.send?.(message as never)
     },
     open: () => open,
   }

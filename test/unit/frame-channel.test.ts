@@ -1,5 +1,6 @@
-// The channel to a warm group's pack process (src/protocol/frame-channel.ts): one JSON message
-// a line, whatever the chunks; a line that is not JSON, or one past the limit, breaks it.
+// The host's end of the channel from a process that runs pack code (src/protocol/frame-channel.ts):
+// one JSON message a line, whatever the chunks; a line that is not JSON, or one past the limit,
+// breaks it.
 import { PassThrough } from 'node:stream'
 import { describe, expect, it } from 'vitest'
 import { fromBase64, openFrames, toBase64 } from '../../src/protocol/frame-channel.js'
@@ -10,6 +11,7 @@ function channel(): { pipe: PassThrough; got: unknown[]; broken: number[] } {
   const broken: number[] = []
   openFrames(
     pipe,
+    new PassThrough(),
     (m) => got.push(m),
     () => undefined,
     () => broken.push(1),

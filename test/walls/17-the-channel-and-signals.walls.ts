@@ -44,9 +44,11 @@ function spawnerPeakMB(host: Host): number {
 }
 
 describe('stop 24: what a strict call sends is bounded on its way to the front', () => {
-  for (const [tool, what] of [
-    ['channel-flood', '64 MiB written on its channel with no end of message'],
-    ['big-answer', 'an answer of 48 MiB'],
+  for (const [tool, what, why] of [
+    ['channel-flood', '64 MiB written on its channel with no end of message', 'killed for its channel'],
+    ['big-answer-raw', 'a result of 48 MiB written on its channel as one line', 'killed for its channel'],
+    // Returned, it is refused by the process's own code first (a guard), with a clearer answer.
+    ['big-answer', 'an answer of 48 MiB', 'AnswerTooLarge'],
   ] as const) {
     it(`under strict, ${what}: the call fails, the spawner holds no more than the bound, another call answers ok`, async () => {
       await withHost({ env: STRICT }, async (host) => {
@@ -54,7 +56,7 @@ describe('stop 24: what a strict call sends is bounded on its way to the front',
         await sleep(300)
         const attack = await rawInvoke(host.port, tool, {}, { tenantId: 'tenant-a', runId: 'attack' }, 20_000)
         expect.soft('error' in attack ? attack : attack.body, "the attack's answer").toMatchObject({ v: 2, kind: 'error', code: 'handler-throw', toolId: tool })
-        if (!('error' in attack)) expect.soft(String(attack.body?.message), 'the message').toContain('killed for its channel')
+        if (!('error' in attack)) expect.soft(String(attack.body?.message), 'the message').toContain(why)
         const answer = await victim
         expect.soft('error' in answer ? answer : answer.body, "the victim's answer").toEqual({ v: 2, kind: 'result', output: { aborted: false } })
         // Its own ~50 MB, and at most one bounded line (16 MiB) held for the process.
@@ -63,6 +65,66 @@ describe('stop 24: what a strict call sends is bounded on its way to the front',
       })
     })
   }
+})
+
+/** The highest resident memory the front has had, in MB. */
+function frontPeakMB(host: Host): number {
+  const kb = /^VmHWM:\s+(\d+) kB/m.exec(readFileSync(`/proc/${host.proc.pid}/status`, 'utf8'))?.[1]
+  return Number(kb) / 1024
+}
+
+describe("stop 25: nothing warm pack code writes on its pack process's channel stops the front", () => {
+  for (const [tool, what] of [
+    ['warm-channel-garbage', 'what is no message'],
+    ['warm-channel-flood', '128 MiB with no end of message'],
+  ] as const) {
+    it(`under none, a network-none tool that writes ${what} on its process's channel ends at most that process; the front holds no more than the bound and serves on`, async () => {
+      await withHost({}, async (host) => {
+        const before = frontPeakMB(host)
+        // In a pack process of its own: abort-victim's group is not network-none.
+        const victim = rawInvoke(host.port, 'abort-victim', { ms: 1500 }, victimCtx, 10_000)
+        await sleep(300)
+        const attack = await rawInvoke(host.port, tool, {}, { tenantId: 'tenant-a', runId: 'attack' }, 10_000)
+        expect.soft('error' in attack, "the attack's call was answered").toBe(false)
+        const answer = await victim
+        expect.soft('error' in answer ? answer : answer.body, "the victim's answer").toEqual({ v: 2, kind: 'result', output: { aborted: false } })
+        expect
+          .soft(
+            host.lines.filter((l) => l.kind === 'internal-error'),
+            'internal errors in the front',
+          )
+          .toEqual([])
+        // At most one bounded line (16 MiB) held for the process, and what reading it costs.
+        expect.soft(frontPeakMB(host) - before, "MB the front's peak grew by").toBeLessThan(64)
+        await stillServes(host)
+      })
+    })
+  }
+})
+
+describe('stop 25: an answer too large for the channel fails its own call alone', () => {
+  it("under none, an answer of 48 MiB answers handler-throw saying so, and another tenant's call in the same pack process answers ok", async () => {
+    await withHost({}, async (host) => {
+      // abort-victim and big-answer are one group: one pack process.
+      const victim = rawInvoke(host.port, 'abort-victim', { ms: 1500 }, victimCtx, 10_000)
+      await sleep(300)
+      const attack = await rawInvoke(host.port, 'big-answer', {}, { tenantId: 'tenant-a', runId: 'attack' }, 10_000)
+      expect
+        .soft('error' in attack ? attack : attack.body, "the big answer's call")
+        .toMatchObject({ v: 2, kind: 'error', code: 'handler-throw', toolId: 'big-answer' })
+      if (!('error' in attack))
+        expect.soft(String(attack.body?.message), 'the message').toMatch(/AnswerTooLarge: its answer is 48\.0 MiB .* over the 15\.9 MiB an answer may be/)
+      const answer = await victim
+      expect.soft('error' in answer ? answer : answer.body, "the victim's answer").toEqual({ v: 2, kind: 'result', output: { aborted: false } })
+      expect
+        .soft(
+          host.lines.filter((l) => l.kind === 'worker-replaced'),
+          'pack processes replaced',
+        )
+        .toEqual([])
+      await stillServes(host)
+    })
+  })
 })
 
 describe('stop 24: a flood of valid messages on the channel is read no faster than the front takes it', () => {

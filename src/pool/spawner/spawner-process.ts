@@ -10,7 +10,7 @@
 // threw in this process and ended it, with every strict call in flight.
 import { spawn, type ChildProcess } from 'node:child_process'
 import type { Readable, Writable } from 'node:stream'
-import { openFramesOn, type FrameChannel } from '../../protocol/frame-channel.js'
+import { openFrames, type FrameChannel } from '../../protocol/frame-channel.js'
 import type { FromSpawner, ToSpawner } from './spawner-messages.js'
 
 /** `unreadable`: kills it for what it did on its channel (its exit says so). */
@@ -36,7 +36,7 @@ process.on('message', (message: ToSpawner) => {
       unreadable = true
       child.kill('SIGKILL')
     }
-    const channel = openFramesOn<unknown, unknown>(
+    const channel = openFrames<unknown, unknown>(
       input,
       output,
       (msg) => {
