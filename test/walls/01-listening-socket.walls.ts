@@ -31,7 +31,9 @@ function expectAnsweredByHost(answers: RawAnswer[], tool: string, output: (i: nu
 describe("finding 1: pack code cannot accept connections on the service's listening socket", () => {
   it("under strict, a call that wraps the listening fd gets none of the runtime's connections; /healthz answers and the port still listens", async () => {
     await withHost({ env: STRICT }, async (host) => {
-      const attack = rawInvoke(host.port, 'steal-listener', { ms: 1500 }, { tenantId: 'tenant-a', runId: 'attack' })
+      // A deadline near the attack's length: its scan of fds blocks on reading its own channel, so
+      // the call ends at its deadline, not when the attack does.
+      const attack = rawInvoke(host.port, 'steal-listener', { ms: 1500 }, { tenantId: 'tenant-a', runId: 'attack' }, 4_000)
       await sleep(400)
       const answers = await victims(host, 'echo')
       const attacked = await attack

@@ -45,7 +45,9 @@ function slowCaller(port: number): Promise<string> {
 describe("finding 2: pack code cannot read or write other callers' connections", () => {
   it("under strict, a call spinning on fs.readSync over the process's sockets reads nothing of another caller's request, which is answered right", async () => {
     await withHost({ env: STRICT }, async (host) => {
-      const attack = rawInvoke(host.port, 'race-read', { ms: 3000 }, { tenantId: 'tenant-a', runId: 'attack' })
+      // A deadline near the attack's length (as for race-forge below): its fd scan blocks on
+      // reading its own channel, so the call ends at its deadline.
+      const attack = rawInvoke(host.port, 'race-read', { ms: 3000 }, { tenantId: 'tenant-a', runId: 'attack' }, 5_000)
       await sleep(300)
       const victim = await slowCaller(host.port)
       const attacked = await attack
@@ -62,7 +64,7 @@ describe("finding 2: pack code cannot read or write other callers' connections",
     await withHost({ env: STRICT }, async (host) => {
       const victim = rawInvoke(host.port, 'files-victim', { ms: 1500 }, { tenantId: 'tenant-b', runId: 'victim' })
       await sleep(200)
-      const attack = await rawInvoke(host.port, 'race-forge', { ms: 800 }, { tenantId: 'tenant-a', runId: 'attack' })
+      const attack = await rawInvoke(host.port, 'race-forge', { ms: 800 }, { tenantId: 'tenant-a', runId: 'attack' }, 3_000)
       const answer = await victim
       expect.soft('error' in answer ? answer : answer.body, "the victim's answer").toEqual({ v: 2, kind: 'result', output: { slept: 1500 } })
       expect.soft('error' in attack ? attack : (attack.body?.output?.forgedOnto ?? 0), 'sockets the attack wrote onto').toBe(0)
