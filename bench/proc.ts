@@ -34,6 +34,8 @@ export type StartOptions = {
   env?: Record<string, string>
   /** Node flags before the script (e.g. --cpu-prof). */
   nodeArgs?: string[]
+  /** The node binary to run it with (default: the one running the bench). */
+  node?: string
   timeoutMs?: number
 }
 
@@ -53,7 +55,7 @@ export function startServer(options: StartOptions): Promise<Server> {
   const env = { ...cleanEnv(), PORT: '0', KINDGI_PACK_SERVICE_TOKEN: TOKEN, ...options.env }
   const args = [...(options.nodeArgs ?? []), options.bin, '--index', options.index, '--host', '127.0.0.1']
   const started = performance.now()
-  const proc = spawn(process.execPath, args, { env, stdio: ['ignore', 'ignore', 'pipe'] })
+  const proc = spawn(options.node ?? process.execPath, args, { env, stdio: ['ignore', 'ignore', 'pipe'] })
   live.add(proc)
   proc.once('exit', () => live.delete(proc))
   let tail = ''

@@ -1,6 +1,7 @@
-// `node dist/bench/side-by-side.js --base <checkout> [--rounds 3] [--duration 5] [--callers 1,32]
-// [--case echo] [--env K=V]`: this build against another build of the host (a checkout with
-// its own `npm run build`), both driven by this checkout's load generator and pack, in
+// `node dist/bench/side-by-side.js --base <checkout> [--base-node <node binary>] [--rounds 3]
+// [--duration 5] [--callers 1,32] [--case echo] [--env K=V]`: this build against another build
+// of the host (a checkout with its own `npm run build`; an old build may need the Node release
+// it was made for), both driven by this checkout's load generator and pack, in
 // alternating rounds (A B A B…, the order swapping each round) so the machine's noise falls on
 // both. Prints each round and the medians, ranges and per-round ratios; the issues' speed
 // constraints are stated this way.
@@ -10,7 +11,16 @@ import { loadSpec, startLoadGenerator, type LoadGenerator, type LoadResult } fro
 import { BENCH_INDEX, HOST_BIN, startServer, type Server } from './proc.js'
 import { median } from './stats.js'
 
-type Options = { base: string; rounds: number; durationS: number; warmupS: number; callers: number[]; caseId: CaseId; env: Record<string, string> }
+type Options = {
+  base: string
+  baseNode: string | undefined
+  rounds: number
+  durationS: number
+  warmupS: number
+  callers: number[]
+  caseId: CaseId
+  env: Record<string, string>
+}
 
 function parseOptions(argv: string[]): Options {
   const value = (name: string) => {
@@ -27,6 +37,7 @@ function parseOptions(argv: string[]): Options {
   })
   return {
     base: resolve(base),
+    baseNode: value('--base-node'),
     rounds: Number(value('--rounds') ?? 3),
     durationS: Number(value('--duration') ?? 5),
     warmupS: Number(value('--warmup') ?? 1),
@@ -86,11 +97,11 @@ async function main(): Promise<void> {
   const gen = await startLoadGenerator()
   const sides: Side[] = []
   try {
-    for (const [name, bin] of [
-      ['base', join(o.base, 'dist/src/main.js')],
-      ['this', HOST_BIN],
+    for (const [name, bin, node] of [
+      ['base', join(o.base, 'dist/src/main.js'), o.baseNode],
+      ['this', HOST_BIN, undefined],
     ] as const) {
-      sides.push({ name, server: await startServer({ name, bin, index: BENCH_INDEX, env: o.env }) })
+      sides.push({ name, server: await startServer({ name, bin, node, index: BENCH_INDEX, env: o.env }) })
     }
     for (const side of sides) await prewarm(gen, side, bench.body, Math.max(...o.callers))
     const samples: Sample[] = []
@@ -106,7 +117,9 @@ async function main(): Promise<void> {
         }
       }
     }
-    process.stdout.write(`base: ${o.base}\ncase: ${o.caseId}, ${o.rounds} rounds of ${o.durationS} s, Node ${process.version}\n\n${summary(samples, o)}\n`)
+    process.stdout.write(
+      `base: ${o.base}${o.baseNode === undefined ? '' : ` on ${o.baseNode}`}\ncase: ${o.caseId}, ${o.rounds} rounds of ${o.durationS} s, Node ${process.version}\n\n${summary(samples, o)}\n`,
+    )
   } finally {
     for (const side of sides) await side.server.stop()
     await gen.close()
