@@ -1,10 +1,12 @@
 // A strict call's own process (issue 16): started ahead as a spare by the front, under the
 // permission model, with no token, no socket of the front's and nothing of another call. It
-// gets its group's entries first and puts the guards in, but imports the pack's modules only
-// when its one call arrives, so a spare runs no pack code. It answers over its channel (fd 3,
-// fd-channel.ts) and is then killed by the front. Whatever it does (exit, abort, run out of memory) ends only it.
+// is told what its group needs first and puts the guards in, but imports a pack module only
+// when its one call arrives with its entry, so a spare runs no pack code. It answers over its
+// channel (fd 3, fd-channel.ts) and is then killed by the front. Whatever it does (exit,
+// abort, run out of memory) ends only it.
 import { fromBase64, toBase64 } from '../src/protocol/frame-channel.js'
 import type { FileReplyMessage, FromStrict, ToStrict } from '../src/protocol/strict-messages.js'
+import type { RunnableEntry } from '../src/protocol/runnable-entry.js'
 import type { CallTask } from '../src/protocol/worker-messages.js'
 import { abortCall } from './abort-registry.js'
 import { openFdChannel } from './fd-channel.js'
@@ -12,7 +14,7 @@ import { setFileChannel, type Reply } from './files.js'
 import { loadEntries } from './load-entries.js'
 import { pinSources } from './pinned-sources.js'
 import { runCall } from './run-call.js'
-import { guardsNetwork, prepare, setup } from './worker-state.js'
+import { prepare } from './worker-state.js'
 
 // The spawner is gone when the channel closes: so is the reason to live.
 const channel = openFdChannel(
@@ -36,10 +38,10 @@ setFileChannel((_callId, message, transfer) => {
   }
 })
 
-async function serve(task: CallTask): Promise<void> {
+async function serve(task: CallTask, entry: RunnableEntry): Promise<void> {
   callId = task.callId
   // Only the called entry's module: the others' top-level code has no business here.
-  const loaded = await loadEntries(setup.entries.filter((e) => e.key === task.key))
+  const loaded = await loadEntries([entry])
   if (loaded.problems.length > 0) {
     // The modules loaded at boot; a change since is this call's failure, said plainly.
     throw new Error(`its modules no longer load: ${loaded.problems.join('; ')}`)
@@ -54,18 +56,18 @@ function onMessage(message: ToStrict): void {
       if (message.sources !== undefined) pinSources(message.sources)
       // Node makes process.stdout/stderr on first use, as sockets over their pipes: under the
       // network guard, make them before it refuses sockets to pack code (else on first use).
-      if (guardsNetwork(message.setup)) {
+      if (message.traits.networkGuard) {
         void process.stdout
         void process.stderr
       }
-      prepare(message.setup)
+      prepare(message.traits)
       send({ type: 'spare-ready' })
       return
     case 'probe':
-      void loadEntries(setup.entries).then((loaded) => send({ type: 'probed', problems: loaded.problems }))
+      void loadEntries(message.entries).then((loaded) => send({ type: 'probed', problems: loaded.problems }))
       return
     case 'call':
-      void serve(message.task)
+      void serve(message.task, message.entry)
       return
     case 'abort':
       abortCall({ callId, reason: message.reason })

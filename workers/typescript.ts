@@ -8,6 +8,7 @@ import { readFileSync } from 'node:fs'
 import { createRequire, registerHooks, stripTypeScriptTypes, type ModuleFormat } from 'node:module'
 import { dirname, join } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
+import { isTypeScript } from '../src/protocol/runnable-entry.js'
 import { pinnedSource } from './pinned-sources.js'
 
 const TS_FILE = /\.([cm]?)ts$/
@@ -17,10 +18,6 @@ const require = createRequire(import.meta.url)
 type Amaro = { transformSync(code: string, options: object): { code: string; map?: string } }
 let amaro: Amaro | undefined
 let compileFunction: typeof import('node:vm')['compileFunction'] | undefined
-
-export function isTypeScript(path: string): boolean {
-  return TS_FILE.test(path)
-}
 
 type AmaroSyntaxError = { message: string; startLine?: number; startColumn?: number }
 

@@ -7,7 +7,8 @@ import { fileURLToPath } from 'node:url'
 import type { CallTmp } from './call-tmp.js'
 import { fileReplyAcross, fromBase64 } from '../protocol/frame-channel.js'
 import type { FromStrict, ToStrict } from '../protocol/strict-messages.js'
-import type { CallTask, WorkerSetup } from '../protocol/worker-messages.js'
+import { type RunnableEntry, runnerTraits } from '../protocol/runnable-entry.js'
+import type { CallTask } from '../protocol/worker-messages.js'
 import { ABORT_GRACE_MS, checkedAnswer, type GroupOptions, type RunningCall, type WorkerGroup, replacedId } from './group.js'
 import type { GroupAnswer, StopReason } from '../protocol/call-answers.js'
 import { cpuTimeMs, dataBytes } from './proc-stat.js'
@@ -40,8 +41,11 @@ export function createStrictGroup(options: StrictOptions): WorkerGroup {
   /** Processes holding a call (spares excluded): what the thread budget samples. */
   const calling = new Set<Spawned>()
   const recentCalls: number[] = []
-  const setup: WorkerSetup = { groupKey: options.key, entries: options.entries, abortChannel: options.abortChannel }
-  const networkNone = options.entries.every((e) => e.networkNone)
+  // What every spare is told before its call, the same for all of them and small whatever the
+  // pack's size: a call brings the one entry it runs.
+  const traits = runnerTraits(options.entries)
+  const entryOf = new Map(options.entries.map((e) => [e.key, e]))
+  const networkNone = traits.networkGuard
   let dataBaseline: number | undefined
   let startMsAverage = 30
   let closed = false
@@ -76,7 +80,7 @@ export function createStrictGroup(options: StrictOptions): WorkerGroup {
       })
       void child.exited.then(({ code, signal }) => resolve([`A strict process exited (${signal ?? `code ${code}`}) before it was ready`]))
     })
-    send(child, options.sources === undefined ? { type: 'setup', setup } : { type: 'setup', setup, sources: options.sources })
+    send(child, options.sources === undefined ? { type: 'setup', traits } : { type: 'setup', traits, sources: options.sources })
     return { child, folder, ready }
   }
 
@@ -193,7 +197,7 @@ export function createStrictGroup(options: StrictOptions): WorkerGroup {
         // cpuMs counts from here, read by the front: the module's own top-level code too, and
         // nothing pack code sends can move it.
         cpuAtStart = pidCpu(c)
-        send(c, { type: 'call', task: { ...task, tmpDir: spare.folder } })
+        send(c, { type: 'call', task: { ...task, tmpDir: spare.folder }, entry: entryOf.get(task.key) as RunnableEntry })
       })
     }
 
@@ -260,7 +264,7 @@ export function createStrictGroup(options: StrictOptions): WorkerGroup {
         })
         void spare.child.exited.then(() => resolve(['A strict process exited while loading its modules']))
       })
-      send(spare.child, { type: 'probe' })
+      send(spare.child, { type: 'probe', entries: options.entries })
       const found = await probed
       spare.child.kill()
       if (found.length === 0) topUp()

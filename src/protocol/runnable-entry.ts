@@ -28,3 +28,35 @@ export type RunnableEntry = {
   /** Compiled at boot in the front (validator-code.ts); absent before that. */
   validators?: ValidatorCode
 }
+
+/**
+ * What a runner of entries (a warm worker, a strict call's process) puts in before any pack
+ * module loads: decided by every entry it may run, once, where the entries are known. A strict
+ * spare gets only these, not the entries: its call brings its own.
+ */
+export type RunnerTraits = {
+  /** A TypeScript module among them: the TypeScript loader goes in. */
+  typescript: boolean
+  /** A memMB among them: the memory watch takes its reading. */
+  memoryWatch: boolean
+  /** Every one declares network none: the network guard goes in. */
+  networkGuard: boolean
+  /** A strict entry among them: the spawn guard goes in. */
+  strict: boolean
+}
+
+const TYPESCRIPT_FILE = /\.[cm]?ts$/
+
+/** A path (or a URL's pathname) of a TypeScript module. */
+export function isTypeScript(path: string): boolean {
+  return TYPESCRIPT_FILE.test(path)
+}
+
+export function runnerTraits(entries: readonly RunnableEntry[]): RunnerTraits {
+  return {
+    typescript: entries.some((e) => isTypeScript(e.absPath)),
+    memoryWatch: entries.some((e) => e.memMB !== undefined),
+    networkGuard: entries.length > 0 && entries.every((e) => e.networkNone),
+    strict: entries.some((e) => e.posture === 'strict'),
+  }
+}

@@ -2,8 +2,11 @@
 // JSON message a line through the spawner: bytes (tool files) as base64, as to a pack process.
 // The process holds one call at most, so nothing in these messages needs to say which call a
 // reply belongs to: the front knows it from the process. Ids inside (a file request's `req`)
-// only pair a request with its reply within that one process.
-import type { CallTask, WorkerSetup } from './worker-messages.js'
+// only pair a request with its reply within that one process. What a process is sent does not
+// grow with the pack: its setup says only what goes in before pack code, and its call carries
+// the one entry it runs.
+import type { RunnableEntry, RunnerTraits } from './runnable-entry.js'
+import type { CallTask } from './worker-messages.js'
 import type { CallResult } from './call-answers.js'
 import type { FileReplyMessage } from './pack-messages.js'
 
@@ -12,14 +15,15 @@ export type { FileReplyMessage }
 /** Front → strict process. */
 export type ToStrict =
   /**
-   * First message: the group's entries (guards and loaders go in; no pack code runs yet), and
-   * with --watch the pack's files as its boot read them (absolute path → text), loaded instead of the disk's.
+   * First message: what goes in before pack code, for every entry of its group (guards and
+   * loaders; no pack code runs yet), and with --watch the pack's files as its boot read them
+   * (absolute path → text), loaded instead of the disk's.
    */
-  | { type: 'setup'; setup: WorkerSetup; sources?: Readonly<Record<string, string>> }
-  /** Import every module and report what failed (the boot probe). */
-  | { type: 'probe' }
-  /** The one call: import the modules, run it, answer. */
-  | { type: 'call'; task: CallTask }
+  | { type: 'setup'; traits: RunnerTraits; sources?: Readonly<Record<string, string>> }
+  /** Import these entries' modules and report what failed (the boot probe). */
+  | { type: 'probe'; entries: RunnableEntry[] }
+  /** The one call, and the entry it runs: import its module, run it, answer. */
+  | { type: 'call'; task: CallTask; entry: RunnableEntry }
   | { type: 'abort'; reason: 'deadline' | 'cancelled' }
   | { type: 'file-reply'; req: number; reply: FileReplyMessage }
 
