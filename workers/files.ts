@@ -1,7 +1,7 @@
 // ctx.files for a handler: store and read go to the front over a private channel, which
-// makes the HTTP request with a token the worker never holds. Bytes are copied once into
-// a buffer of their own and transferred, never cloned.
-import { MessageChannel, parentPort } from 'node:worker_threads'
+// makes the HTTP request with a token the worker never holds. Each runner sets its own channel
+// (a warm worker a port to its pack process, pooled.ts; a strict call's process its fd channel,
+// strict-process.ts). Bytes are copied once into a buffer of their own and transferred, never cloned.
 import type { CallTask } from '../src/protocol/worker-messages.js'
 import { MAX_FILE_BYTES } from '../src/protocol/channel-limits.js'
 
@@ -10,30 +10,16 @@ export type Reply = { kind: 'ok'; value: Record<string, unknown> } | { kind: 'er
 /** Sends one file request to the host and resolves with its reply; `cancel` drops the wait. */
 export type FileChannel = (callId: number, message: Record<string, unknown>, transfer: ArrayBuffer[]) => { reply: Promise<Reply>; cancel(): void }
 
-/** A worker thread's channel: a port of its own per request, handed to the parent. */
-const threadChannel: FileChannel = (callId, message, transfer) => {
-  const { port1, port2 } = new MessageChannel()
-  parentPort!.postMessage({ type: 'kindgi-files', callId, ...message, port: port2 }, [port2, ...transfer])
-  return {
-    reply: new Promise<Reply>((resolve) =>
-      port1.once('message', (reply: Reply) => {
-        port1.close()
-        resolve(reply)
-      }),
-    ),
-    cancel: () => port1.close(),
-  }
-}
+let channel: FileChannel | undefined
 
-let channel: FileChannel = threadChannel
-
-/** A strict call's process asks over its own channel to the spawner instead (fd-channel.ts). */
+/** Where this runner's file requests go: set before any pack module loads. */
 export function setFileChannel(given: FileChannel): void {
   channel = given
 }
 
 function ask(callId: number, message: Record<string, unknown>, transfer: ArrayBuffer[], signal: AbortSignal): Promise<Record<string, unknown>> {
   if (signal.aborted) return Promise.reject(new Error('The call was aborted: no more file requests'))
+  if (channel === undefined) throw new Error('bug: this runner set no file channel')
   const request = channel(callId, message, transfer)
   return new Promise((resolve, reject) => {
     const onAbort = () => {

@@ -1,10 +1,8 @@
 // In-worker guards installed before any pack module loads: network none (docs/spec/CONTRACT.md §6),
-// no process spawning for strict tools, and no signals to the service itself. They patch
-// Node's built-in modules, so they are a guard, not a wall: the container's network policy
-// and the permission model (KINDGI_PACK_SANDBOX=strict) are the walls. See docs/security.md.
-import { createRequire, syncBuiltinESMExports } from 'node:module'
-
-const require = createRequire(import.meta.url)
+// no process.binding, and no signals to the service itself. They patch Node's built-in
+// modules, so they are a guard, not a wall: the container's network policy and the permission
+// model (KINDGI_PACK_SANDBOX=strict, which also refuses child processes and workers) are the
+// walls. See docs/security.md.
 
 let currentTool = '(loading)'
 
@@ -25,7 +23,6 @@ function denial(code: string, why: (what: string) => string): (what: string) => 
 }
 
 const networkDenied = denial('ERR_PACK_NETWORK_DENIED', (what) => `tool "${currentTool}" declares network none (${what} refused)`)
-const spawnDenied = denial('ERR_PACK_SPAWN_DENIED', (what) => `tool "${currentTool}" runs under the strict posture, which spawns no process (${what} refused)`)
 
 const NETWORK: Record<string, string[]> = {
   net: ['connect', 'createConnection', 'createServer', 'Socket', 'Server', 'Stream', '_createServerHandle'],
@@ -61,7 +58,7 @@ const SPAWN: Record<string, string[]> = {
 
 function patch(table: Record<string, string[]>, deny: (what: string) => (...args: unknown[]) => never): void {
   for (const [name, fields] of Object.entries(table)) {
-    const mod = require(`node:${name}`) as Record<string, unknown>
+    const mod = process.getBuiltinModule(`node:${name}`) as Record<string, unknown>
     for (const field of fields) replace(mod, field, deny(`${name}.${field}`))
     const promises = mod.promises as Record<string, unknown> | undefined
     if (name === 'dns' && promises !== undefined) for (const field of fields) replace(promises, field, deny(`dns.promises.${field}`))
@@ -79,11 +76,8 @@ export function installNetworkGuard(): void {
   for (const name of ['fetch', 'WebSocket', 'EventSource']) {
     if (name in globalThis) Object.defineProperty(globalThis, name, { value: networkDenied(name), writable: false, configurable: false })
   }
-  syncBuiltinESMExports()
-}
-
-export function installSpawnGuard(): void {
-  patch(SPAWN, spawnDenied)
+  // What `import { connect } from 'node:net'` sees, too (node:module is loaded only here).
+  const { syncBuiltinESMExports } = process.getBuiltinModule('node:module') as typeof import('node:module')
   syncBuiltinESMExports()
 }
 

@@ -2,7 +2,6 @@
 // (sent with its setup), not as they are on disk when the call comes: each strict call imports
 // its module anew, so without this a save would reach the old pack's calls before any reload,
 // and a broken save would break them while the old pack is said to keep serving.
-import { registerHooks } from 'node:module'
 import { fileURLToPath } from 'node:url'
 
 let pinned: ReadonlyMap<string, string> | undefined
@@ -16,6 +15,7 @@ export function pinnedSource(path: string): string | undefined {
 export function pinSources(sources: Readonly<Record<string, string>>): void {
   if (pinned !== undefined) return
   pinned = new Map(Object.entries(sources))
+  const { registerHooks } = process.getBuiltinModule('node:module') as typeof import('node:module')
   registerHooks({
     load(url, context, nextLoad) {
       const source = url.startsWith('file:') ? pinned?.get(fileURLToPath(url)) : undefined

@@ -6,15 +6,30 @@
 // (context-isolated after a failure, past memMB, a stray throw) answers with `retire`; the pack
 // process then terminates this worker, and until it does, the worker runs nothing more: every
 // task after it answers `not-run` and goes elsewhere.
-import { workerData } from 'node:worker_threads'
+import { MessageChannel, parentPort, workerData } from 'node:worker_threads'
 import type { CallTask, ProbeResult, WarmReply, WorkerSetup, WorkerTask } from '../src/protocol/worker-messages.js'
 import { listenForAborts } from './abort-registry.js'
+import { type Reply, setFileChannel } from './files.js'
 import { runCall } from './run-call.js'
 import { takeTurn } from './shared-memory/turn.js'
 import { holdStrayErrors, strayErrorSeen } from './stray-errors.js'
 import { startWorker } from './worker-state.js'
 
 holdStrayErrors()
+// A file request goes to the pack process with a port of its own for the reply.
+setFileChannel((callId, message, transfer) => {
+  const { port1, port2 } = new MessageChannel()
+  parentPort!.postMessage({ type: 'kindgi-files', callId, ...message, port: port2 }, [port2, ...transfer])
+  return {
+    reply: new Promise<Reply>((resolve) =>
+      port1.once('message', (reply: Reply) => {
+        port1.close()
+        resolve(reply)
+      }),
+    ),
+    cancel: () => port1.close(),
+  }
+})
 // Kept here, and taken out of workerData before any pack module loads: pack code reads
 // workerData, and must find neither the abort channel nor the turn slots in it.
 const setup = { ...(workerData as WorkerSetup) }

@@ -1,16 +1,18 @@
 // A throw or rejection no running call owns (a timer a call left behind after it answered) must
 // not end the call its warm worker runs next: it is held, that call finishes, the worker then
-// retires. An error of the running call itself still ends the worker at once, as before.
+// retires. An error of the running call itself still ends the worker at once, as before. A
+// strict call's process runs one call and holds nothing: there, calls run unowned.
 import { AsyncLocalStorage } from 'node:async_hooks'
 
-const owner = new AsyncLocalStorage<number>()
+/** Made by holdStrayErrors: only a runner that holds stray errors needs to know who owns one. */
+let owner: AsyncLocalStorage<number> | undefined
 let running: number | undefined
 let strayed = false
 
 /** Runs a call's code as owned by `callId`: timers and promises it starts carry the id. */
 export function runOwned<T>(callId: number, fn: () => Promise<T>): Promise<T> {
   running = callId
-  return owner.run(callId, fn).finally(() => {
+  return (owner === undefined ? fn() : owner.run(callId, fn)).finally(() => {
     running = undefined
   })
 }
@@ -21,8 +23,10 @@ export function strayErrorSeen(): boolean {
 }
 
 export function holdStrayErrors(): void {
+  const calls = new AsyncLocalStorage<number>()
+  owner = calls
   const onError = (err: unknown) => {
-    const from = owner.getStore()
+    const from = calls.getStore()
     if (running === undefined || from !== running) {
       strayed = true
       return

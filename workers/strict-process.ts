@@ -60,8 +60,7 @@ function onMessage(message: ToStrict): void {
         void process.stdout
         void process.stderr
       }
-      prepare(message.traits)
-      send({ type: 'spare-ready' })
+      void prepare(message.traits).then(() => send({ type: 'spare-ready' }))
       return
     case 'probe':
       void loadEntries(message.entries).then((loaded) => send({ type: 'probed', problems: loaded.problems }))

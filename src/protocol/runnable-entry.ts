@@ -41,8 +41,6 @@ export type RunnerTraits = {
   memoryWatch: boolean
   /** Every one declares network none: the network guard goes in. */
   networkGuard: boolean
-  /** A strict entry among them: the spawn guard goes in. */
-  strict: boolean
 }
 
 const TYPESCRIPT_FILE = /\.[cm]?ts$/
@@ -57,6 +55,5 @@ export function runnerTraits(entries: readonly RunnableEntry[]): RunnerTraits {
     typescript: entries.some((e) => isTypeScript(e.absPath)),
     memoryWatch: entries.some((e) => e.memMB !== undefined),
     networkGuard: entries.length > 0 && entries.every((e) => e.networkNone),
-    strict: entries.some((e) => e.posture === 'strict'),
   }
 }

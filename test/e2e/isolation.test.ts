@@ -58,14 +58,19 @@ describe('under KINDGI_PACK_SANDBOX=strict the token is out of reach', () => {
   it('spawning `env` is refused', async () => {
     const res = await invoke(host, 'spawn')
     expect(res.body).toMatchObject({ kind: 'error', code: 'handler-throw', toolId: 'spawn' })
-    expect(res.body.message).toMatch(/ERR_PACK_SPAWN_DENIED|ERR_ACCESS_DENIED/)
+    // The permission model answers (no --allow-child-process): Node's own ERR_ACCESS_DENIED.
+    expect(res.body.message).toBe(
+      'Handler for tool "spawn" threw: Error: Access to this API has been restricted. Use --allow-child-process to manage permissions.',
+    )
     await servesNormally(host)
   })
   it('starting a worker thread is refused', async () => {
     const res = await invoke(host, 'start-worker')
     expect(res.body).toMatchObject({ kind: 'error', code: 'handler-throw', toolId: 'start-worker' })
-    // The guard answers first and says why; the permission model stands behind it (no --allow-worker).
-    expect(res.body.message).toContain('ERR_PACK_SPAWN_DENIED')
+    // The permission model answers (no --allow-worker): Node's own ERR_ACCESS_DENIED.
+    expect(res.body.message).toBe(
+      'Handler for tool "start-worker" threw: Error: Access to this API has been restricted. Use --allow-worker to manage permissions.',
+    )
     await servesNormally(host)
   })
   it('a handler writes in its own ctx.tmpDir, nowhere else, and the folder is gone after the call', async () => {

@@ -35,7 +35,7 @@ describe("strict, as a tool's own posture", () => {
     expect(b.calls).toBe(1)
     expect(a.tmpExists).toBe(true)
     expect(a.tmpDir).not.toBe(b.tmpDir)
-    expect(a.spawn).toBe('ERR_PACK_SPAWN_DENIED')
+    expect(a.spawn).toBe('ERR_ACCESS_DENIED (ChildProcess)')
     await sleep(300)
     expect(existsSync(a.tmpDir)).toBe(false)
     await host.waitFor('worker-replaced', (l) => l.reason === 'strict' && l.id === 'strict-probe@1.0.0')
