@@ -20,17 +20,20 @@ export type CeilingSpec = {
 
 export type CeilingResult = { parallel: number; calls: number; elapsedS: number; rps: number; p50Ms: number }
 
-const PROCESS = fileURLToPath(new URL('./ceiling-process.js', import.meta.url))
+// Bundled by `npm run build:bench`, as the host bundles its strict process.
+const PROCESS = fileURLToPath(new URL('./ceiling-process.cjs', import.meta.url))
 const ROOT = fileURLToPath(new URL('../..', import.meta.url))
+const AJV = new URL('../src/ajv.js', import.meta.url).href
 
 function once(spec: CeilingSpec): Promise<number> {
   const started = performance.now()
   const readRoots = [ROOT, ...new Set(spec.modules.map((m) => dirname(m)))]
   const [command, ...args] = strictCommand(PROCESS, { readRoots, callFolder: '/nonexistent', networkNone: false, memMB: undefined, dataBaseline: undefined })
-  const child = spawn(command as string, args, { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], serialization: 'advanced' })
-  child.send({ modules: spec.modules, input: spec.input, schemas: spec.schemas })
+  // Its channel as the spawner makes a strict process's: stdin in, fd 3 out.
+  const child = spawn(command as string, args, { stdio: ['pipe', 'inherit', 'inherit', 'pipe'] })
+  child.stdin?.write(`${JSON.stringify({ modules: spec.modules, input: spec.input, schemas: spec.schemas, ajv: AJV })}\n`)
   return new Promise((resolve, reject) => {
-    child.once('message', () => {
+    child.stdio[3]?.once('data', () => {
       const ms = performance.now() - started
       child.once('exit', () => resolve(ms))
       child.kill('SIGKILL')

@@ -38,6 +38,7 @@ const channel = openFdChannel(
   (message) => onMessage(message as ToPack),
   () => process.exit(1),
 )
+channel.listen()
 
 /** What a batch line holds around its items. */
 const BATCH_OPEN = '{"type":"batch","items":['

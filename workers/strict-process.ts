@@ -5,7 +5,7 @@
 // channel (fd 3, fd-channel.ts) and is then killed by the front. Whatever it does (exit,
 // abort, run out of memory) ends only it.
 import { fromBase64, toBase64 } from '../src/protocol/frame-channel.js'
-import type { FileReplyMessage, FromStrict, ToStrict } from '../src/protocol/strict-messages.js'
+import { DOORBELL, type FileReplyMessage, type FromStrict, type ToStrict } from '../src/protocol/strict-messages.js'
 import type { RunnableEntry } from '../src/protocol/runnable-entry.js'
 import type { CallTask } from '../src/protocol/worker-messages.js'
 import { abortCall } from './abort-registry.js'
@@ -22,12 +22,17 @@ const channel = openFdChannel(
   () => process.exit(1),
 )
 const send: (event: FromStrict) => void = channel.send
+// Until its call runs, a spare reads its channel blocking (fd-channel.ts). What comes during
+// the call is announced: an abort with this signal (DOORBELL), after which the channel is read
+// as it comes; a file reply is read so once the call asks for a file.
+process.on(DOORBELL, () => channel.listen())
 
 const fileReplies = new Map<number, (reply: Reply) => void>()
 let nextRequest = 0
 let callId = -1
 
 setFileChannel((_callId, message, transfer) => {
+  channel.listen()
   const req = nextRequest++
   void transfer // the channel copies; nothing to transfer
   const { bytes, ...rest } = message
@@ -50,31 +55,33 @@ async function serve(task: CallTask, entry: RunnableEntry): Promise<void> {
   send({ type: 'result', result })
 }
 
+/** A spare's life: its setup, then its one call (or, at boot, the probe). */
+async function main(): Promise<void> {
+  const setup = (await channel.next()) as ToStrict | undefined
+  if (setup?.type !== 'setup') return
+  if (setup.sources !== undefined) pinSources(setup.sources)
+  // Node makes process.stdin/stdout/stderr on first use, as sockets over their pipes: under the
+  // network guard, make them before it refuses sockets to pack code (else on first use).
+  if (setup.traits.networkGuard) {
+    void process.stdout
+    void process.stderr
+    channel.listen()
+  }
+  await prepare(setup.traits)
+  send({ type: 'spare-ready' })
+  const next = (await channel.next()) as ToStrict | undefined
+  if (next?.type === 'probe') {
+    const loaded = await loadEntries(next.entries)
+    send({ type: 'probed', problems: loaded.problems })
+  } else if (next?.type === 'call') await serve(next.task, next.entry)
+}
+
+/** What comes while the call runs. */
 function onMessage(message: ToStrict): void {
-  switch (message.type) {
-    case 'setup':
-      if (message.sources !== undefined) pinSources(message.sources)
-      // Node makes process.stdout/stderr on first use, as sockets over their pipes: under the
-      // network guard, make them before it refuses sockets to pack code (else on first use).
-      if (message.traits.networkGuard) {
-        void process.stdout
-        void process.stderr
-      }
-      void prepare(message.traits).then(() => send({ type: 'spare-ready' }))
-      return
-    case 'probe':
-      void loadEntries(message.entries).then((loaded) => send({ type: 'probed', problems: loaded.problems }))
-      return
-    case 'call':
-      void serve(message.task, message.entry)
-      return
-    case 'abort':
-      abortCall({ callId, reason: message.reason })
-      return
-    case 'file-reply':
-      fileReplies.get(message.req)?.(fileReplyBack(message.reply))
-      fileReplies.delete(message.req)
-      return
+  if (message.type === 'abort') abortCall({ callId, reason: message.reason })
+  else if (message.type === 'file-reply') {
+    fileReplies.get(message.req)?.(fileReplyBack(message.reply))
+    fileReplies.delete(message.req)
   }
 }
 
@@ -83,3 +90,5 @@ function fileReplyBack(reply: FileReplyMessage): Reply {
   if (reply.kind !== 'ok' || !('bytes64' in reply.value)) return reply as Reply
   return { kind: 'ok', value: { bytes: fromBase64(String(reply.value.bytes64)) } } as Reply
 }
+
+void main()

@@ -6,7 +6,7 @@
 import { fileURLToPath } from 'node:url'
 import type { CallTmp } from './call-tmp.js'
 import { fileReplyAcross, fromBase64 } from '../protocol/frame-channel.js'
-import type { FromStrict, ToStrict } from '../protocol/strict-messages.js'
+import { DOORBELL, type FromStrict, type ToStrict } from '../protocol/strict-messages.js'
 import { type RunnableEntry, runnerTraits } from '../protocol/runnable-entry.js'
 import type { CallTask } from '../protocol/worker-messages.js'
 import { ABORT_GRACE_MS, checkedAnswer, type GroupOptions, type RunningCall, type WorkerGroup, replacedId } from './group.js'
@@ -221,7 +221,7 @@ export function createStrictGroup(options: StrictOptions): WorkerGroup {
         return
       }
       const c = child as Spawned
-      if (reason !== 'cpu') send(c, { type: 'abort', reason })
+      if (reason !== 'cpu') send(c, { type: 'abort', reason }, DOORBELL)
       const grace = setTimeout(
         () => {
           if (killedFor !== undefined) return
@@ -282,8 +282,8 @@ export function createStrictGroup(options: StrictOptions): WorkerGroup {
   }
 }
 
-function send(child: Spawned, message: ToStrict): void {
-  child.send(message)
+function send(child: Spawned, message: ToStrict, ring?: typeof DOORBELL): void {
+  child.send(message, ring)
 }
 
 /** CPU time of a strict call's process, in ms, from /proc. */

@@ -12,6 +12,12 @@ import type { FileReplyMessage } from './pack-messages.js'
 
 export type { FileReplyMessage }
 
+/**
+ * Rung after a message sent while the call runs (an abort): until then the process reads its
+ * channel only when it expects something (workers/fd-channel.ts), and this says something came.
+ */
+export const DOORBELL = 'SIGUSR2'
+
 /** Front → strict process. */
 export type ToStrict =
   /**

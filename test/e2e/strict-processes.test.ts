@@ -2,6 +2,7 @@
 // them through its spawner, none of them holds the token, and a spawner that dies ends only
 // the calls it was running; the service goes on and starts a new one.
 import { readdirSync, readFileSync } from 'node:fs'
+import { request as httpRequest } from 'node:http'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
@@ -61,6 +62,39 @@ describe("a strict call's folder", () => {
     expect(probe.body.output.writes.inside).toBe('written')
     await sleep(300)
     expect(readdirSync(join(tmpdir(), root as string))).toEqual([])
+  })
+})
+
+describe("a strict call's abortSignal", () => {
+  // A strict process reads nothing while its call runs until the front rings it (DOORBELL).
+  it('fires in its process when the call passes its deadline, which is answered at once', async () => {
+    const started = Date.now()
+    const res = await invoke(host, 'sleep', { ms: 3000, logAbort: true }, { 'kindgi-timeout-ms': '300' }, { ctx: { tenantId: 't', runId: 'strict-deadline' } })
+    expect(res.body).toEqual({ v: 2, kind: 'error', code: 'deadline-exceeded', message: 'sleep passed its deadline', toolId: 'sleep' })
+    expect(Date.now() - started).toBeLessThan(1500)
+    expect(await host.waitFor('log', (l) => l.runId === 'strict-deadline', 5000)).toMatchObject({ message: 'aborted', reason: 'deadline exceeded' })
+    // The handler does not settle when aborted: its process is killed after the grace, for its deadline.
+    await host.waitFor('worker-replaced', (l) => l.id === 'sleep@1.0.0' && l.reason === 'deadline')
+  })
+
+  it('fires in its process when its caller goes away, and the call line says cancelled', async () => {
+    const body = JSON.stringify({
+      v: 2,
+      kind: 'invoke',
+      tool: { id: 'sleep' },
+      input: { ms: 5000, logAbort: true },
+      ctx: { tenantId: 't', runId: 'strict-cancel' },
+    })
+    const req = httpRequest(`${host.url}/v1/invoke`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'kindgi-pack-token': TOKEN, 'content-length': Buffer.byteLength(body) },
+    })
+    req.on('error', () => undefined)
+    req.end(body)
+    await sleep(300)
+    req.destroy()
+    expect(await host.waitFor('call', (l) => l.runId === 'strict-cancel')).toMatchObject({ id: 'sleep', outcome: 'cancelled' })
+    expect(await host.waitFor('log', (l) => l.runId === 'strict-cancel', 5000)).toMatchObject({ message: 'aborted', reason: 'caller went away' })
   })
 })
 

@@ -21,9 +21,9 @@ vi.mock('../../dist/src/pool/spawner/spawner.js', async (original) => {
       const process = real.startProcess(...args)
       return {
         ...process,
-        send(message: unknown) {
+        send(message: unknown, ring?: NodeJS.Signals) {
           sent.push(JSON.stringify(message))
-          process.send(message)
+          process.send(message, ring)
         },
       }
     },

@@ -3,7 +3,8 @@
 // that id by the spawner, which tells the processes apart by their own IPC channels.
 export type ToSpawner =
   | { t: 'start'; id: number; command: string; args: string[]; env: Record<string, string> }
-  | { t: 'send'; id: number; msg: unknown }
+  /** `ring`: a signal to send the process once the message is written (its doorbell). */
+  | { t: 'send'; id: number; msg: unknown; ring?: NodeJS.Signals }
   | { t: 'kill'; id: number }
 
 export type FromSpawner =

@@ -87,7 +87,10 @@ process.on('message', (message: ToSpawner) => {
   else if (known.child.stdin !== null && known.child.stdin.writableLength > MAX_UNREAD) {
     // It leaves its stdin unread (pack code can pause it) while replies come: they are its to hold, not ours.
     known.unreadable()
-  } else known.channel.send(message.msg)
+  } else {
+    known.channel.send(message.msg)
+    if (message.ring !== undefined) known.child.kill(message.ring)
+  }
 })
 
 // Without the front there is nobody to serve: end every process started for it, then itself.

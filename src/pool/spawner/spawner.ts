@@ -15,7 +15,8 @@ export type Exit = { code: number | null; signal: NodeJS.Signals | null; unreada
 export type Spawned = {
   /** Its pid, once the spawner has said (before any of its messages arrive). */
   pid(): number | undefined
-  send(message: unknown): void
+  /** `ring`: a signal the process gets once the message is written, for a process that does not read until told. */
+  send(message: unknown, ring?: NodeJS.Signals): void
   kill(): void
   onMessage(listener: (message: unknown) => void): () => void
   exited: Promise<Exit>
@@ -96,7 +97,7 @@ export function startProcess(command: string, args: string[], env: Record<string
   toSpawner({ t: 'start', id, command, args, env })
   return {
     pid: () => handle.pid,
-    send: (msg) => toSpawner({ t: 'send', id, msg }),
+    send: (msg, ring) => toSpawner(ring === undefined ? { t: 'send', id, msg } : { t: 'send', id, msg, ring }),
     kill: () => toSpawner({ t: 'kill', id }),
     onMessage(listener) {
       handle.listeners.add(listener)
