@@ -13,7 +13,7 @@ import { ABORT_GRACE_MS, checkedAnswer, type GroupOptions, type RunningCall, typ
 import type { GroupAnswer, StopReason } from '../protocol/call-answers.js'
 import { cpuTimeMs, dataBytes } from './proc-stat.js'
 import { spareTarget } from './spare-sizing.js'
-import { startProcess, type Exit, type Spawned } from './spawner/spawner.js'
+import { type Exit, type SendOptions, type Spawned, startProcess } from './spawner/spawner.js'
 import { strictCommand } from './strict-flags.js'
 import { bridgeFileRequest } from './tool-files.js'
 
@@ -28,7 +28,7 @@ export type StrictOptions = GroupOptions & { readRoots: string[]; callTmp: CallT
 
 type Spare = {
   child: Spawned
-  /** Its call's ctx.tmpDir: the one folder its flags let it read and write, made when it takes the call. */
+  /** Its call's ctx.tmpDir: the one folder its flags let it read and write, made before it started. */
   folder: string
   /** Resolves once the process waits for its call: [] then, else why it never will. */
   ready: Promise<string[]>
@@ -60,7 +60,10 @@ export function createStrictGroup(options: StrictOptions): WorkerGroup {
       memMB: options.memMB,
       dataBaseline,
     })
-    const child = startProcess(command as string, args, options.env)
+    // Its folder is made by the spawner before it starts, its setup written as it starts, and it
+    // is ended by the spawner once it has answered.
+    const setup: ToStrict = options.sources === undefined ? { type: 'setup', traits } : { type: 'setup', traits, sources: options.sources }
+    const child = startProcess(command as string, args, options.env, { folder, first: setup, endAfter: 'result' })
     live.add(child)
     void child.exited.then(() => {
       live.delete(child)
@@ -78,15 +81,15 @@ export function createStrictGroup(options: StrictOptions): WorkerGroup {
         startMsAverage = startMsAverage * 0.8 + (performance.now() - started) * 0.2
         resolve([])
       })
-      void child.exited.then(({ code, signal }) => resolve([`A strict process exited (${signal ?? `code ${code}`}) before it was ready`]))
+      void child.exited.then(({ code, signal, notStarted }) =>
+        resolve([
+          notStarted === undefined
+            ? `A strict process exited (${signal ?? `code ${code}`}) before it was ready`
+            : `A strict process did not start: ${notStarted}`,
+        ]),
+      )
     })
-    send(child, options.sources === undefined ? { type: 'setup', traits } : { type: 'setup', traits, sources: options.sources })
     return { child, folder, ready }
-  }
-
-  /** A spare taken for a call that could not start goes back to the head of the line, if it lives. */
-  function giveBack(spare: Spare): void {
-    if (live.has(spare.child)) spares.unshift(spare)
   }
 
   function topUp(): void {
@@ -115,32 +118,16 @@ export function createStrictGroup(options: StrictOptions): WorkerGroup {
 
     /** The call has gone to its process: from here pack code may be running. */
     let sent = false
-    /** Stopped while its folder was being made: it is never sent. */
-    let stoppedEarly: StopReason | undefined
 
     const ticket = options.budget.enqueue(() => {
+      // The service closed its groups meanwhile: the call ends with it, and is sent nowhere.
+      if (closed) return endUnsent({ kind: 'shutdown' })
       const spare = spares.shift() ?? spawnSpare()
       // A start costs tens of ms of CPU: with a spare left, start the next one after this call
       // instead of beside it, so the call does not share its core with a start.
       if (spares.length === 0) topUp()
       else void freed.then(topUp)
-      void options.callTmp.make(spare.folder).then((made) => {
-        // The service closed its groups meanwhile: the call ends with it, and is sent nowhere.
-        if (closed) {
-          if (made.kind === 'ok') options.callTmp.remove(spare.folder)
-          spare.child.kill()
-          endUnsent({ kind: 'shutdown' })
-          return
-        }
-        if (made.kind === 'ok') {
-          take(spare)
-          return
-        }
-        // Nothing ran, and the spare is as good as before: it waits for the next call, which
-        // tries its folder again, instead of a process started and killed for every call.
-        giveBack(spare)
-        endUnsent({ kind: 'not-started', why: made.why })
-      })
+      take(spare)
     })
 
     /** Ends a call no process took: its answer, then its place in the budget. */
@@ -150,7 +137,7 @@ export function createStrictGroup(options: StrictOptions): WorkerGroup {
       resolveFreed()
     }
 
-    /** The spare is the call's from here, its folder made: it gets the call once it is ready. */
+    /** The spare is the call's from here: it gets the call once it is ready. */
     function take(spare: Spare): void {
       const c = spare.child
       child = c
@@ -159,17 +146,18 @@ export function createStrictGroup(options: StrictOptions): WorkerGroup {
         const event = message as FromStrict
         if (event.type === 'files') fileRequest(c, task.callId, event)
         else if (event.type === 'result' && !settled) {
+          // The spawner ends the process as it relays this (endAfter): nothing to send for it.
           const given = checkedAnswer({ kind: 'result', result: event.result })
           resolveAnswer(given)
           killedFor = given.kind === 'result' && given.result.retire === 'memory' ? 'memory' : 'strict'
-          c.kill()
         }
       })
-      void c.exited.then(({ code, signal, unreadable }: Exit) => {
+      void c.exited.then(({ code, signal, unreadable, notStarted }: Exit) => {
         calling.delete(c)
-        options.callTmp.remove(spare.folder)
         // Ended by the service closing its groups (a shutdown past its drain), not by pack code.
         if (closed && killedFor === undefined) resolveAnswer({ kind: 'shutdown' })
+        // Its folder could not be made: no process started, nothing ran, and the caller may send it again.
+        else if (notStarted !== undefined) resolveAnswer({ kind: 'not-started', why: notStarted })
         else if (killedFor !== undefined) options.onReplaced(killedFor, id)
         else {
           const memory = options.memMB !== undefined && (signal === 'SIGABRT' || signal === 'SIGTRAP' || signal === 'SIGSEGV' || code === 134)
@@ -185,11 +173,6 @@ export function createStrictGroup(options: StrictOptions): WorkerGroup {
         ticket.done()
         resolveFreed()
       })
-      if (stoppedEarly !== undefined) {
-        killedFor = stoppedEarly
-        c.kill()
-        return
-      }
       void spare.ready.then((problems) => {
         // Ended before it was ready: its exit answers the call (not started).
         if (settled || killedFor !== undefined || problems.length > 0) return
@@ -197,21 +180,18 @@ export function createStrictGroup(options: StrictOptions): WorkerGroup {
         // cpuMs counts from here, read by the front: the module's own top-level code too, and
         // nothing pack code sends can move it.
         cpuAtStart = pidCpu(c)
-        send(c, { type: 'call', task: { ...task, tmpDir: spare.folder }, entry: entryOf.get(task.key) as RunnableEntry })
+        send(c, { type: 'call', task: { ...task, tmpDir: spare.folder }, entry: entryOf.get(task.key) as RunnableEntry }, { needsFolder: true })
       })
     }
 
     function stop(reason: StopReason): void {
-      if (settled || killedFor !== undefined || stoppedEarly !== undefined) return
+      if (settled || killedFor !== undefined) return
       if (child === undefined) {
         // Still waiting for its turn: no process was taken, nothing ran.
         if (ticket.cancel()) {
           settled = true
           resolveFreed()
-          return
         }
-        // Its folder is being made: it will not be sent (take).
-        stoppedEarly = reason
         return
       }
       // Taken, but its process not ready yet: nothing ran, so nothing waits for a grace.
@@ -221,7 +201,7 @@ export function createStrictGroup(options: StrictOptions): WorkerGroup {
         return
       }
       const c = child as Spawned
-      if (reason !== 'cpu') send(c, { type: 'abort', reason }, DOORBELL)
+      if (reason !== 'cpu') send(c, { type: 'abort', reason }, { ring: DOORBELL })
       const grace = setTimeout(
         () => {
           if (killedFor !== undefined) return
@@ -282,8 +262,8 @@ export function createStrictGroup(options: StrictOptions): WorkerGroup {
   }
 }
 
-function send(child: Spawned, message: ToStrict, ring?: typeof DOORBELL): void {
-  child.send(message, ring)
+function send(child: Spawned, message: ToStrict, options?: SendOptions): void {
+  child.send(message, options)
 }
 
 /** CPU time of a strict call's process, in ms, from /proc. */

@@ -1,7 +1,7 @@
 // Strict calls in processes of their own (issue 16), seen from outside: the front starts
 // them through its spawner, none of them holds the token, and a spawner that dies ends only
 // the calls it was running; the service goes on and starts a new one.
-import { readdirSync, readFileSync } from 'node:fs'
+import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { request as httpRequest } from 'node:http'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -54,14 +54,24 @@ describe('strict calls run in processes the front starts through its spawner', (
 })
 
 describe("a strict call's folder", () => {
-  it('is gone once its call is, whether the call left it empty or not; a spare has none yet', async () => {
+  it('is gone once its call is, whether the call left it empty or not; the only folders left are those of waiting spares', async () => {
     const [root] = readdirSync(tmpdir()).filter((name) => name.startsWith(`kindgi-pack-host-${host.proc.pid}-`))
     expect(root).toBeDefined()
     for (let i = 0; i < 3; i++) expect((await invoke(host, 'echo', { i })).status).toBe(200)
     const probe = await invoke(host, 'strict-probe', { outside: join(tmpdir(), 'kph-never-written.txt') })
     expect(probe.body.output.writes.inside).toBe('written')
     await sleep(300)
-    expect(readdirSync(join(tmpdir(), root as string))).toEqual([])
+    expect(existsSync(probe.body.output.tmpDir)).toBe(false)
+    // A spare's folder is made before it starts (by the spawner), granted to it alone.
+    const left = readdirSync(join(tmpdir(), root as string)).map((name) => `--allow-fs-write=${join(tmpdir(), root as string, name)}`)
+    const spares = children(spawnerOf(host.proc.pid as number))
+    const granted = spares.flatMap((pid) =>
+      cmdline(pid)
+        .split(' ')
+        .filter((arg) => arg.startsWith('--allow-fs-write=') && !arg.endsWith('/*')),
+    )
+    expect(left.length).toBeGreaterThan(0)
+    for (const folder of left) expect(granted).toContain(folder)
   })
 })
 

@@ -1,8 +1,7 @@
 // The strict group (src/pool/strict-group.ts) with real strict processes (the built bundle, its
-// spawner) and a call-folder maker this test holds: a call stopped while its folder is being
-// made never reaches its process; folders that cannot be made answer not-started without a
-// process started and killed for each call.
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs'
+// spawner): a call stopped before its process is ready never reaches it; a spare whose folder
+// cannot be made never starts, and its call answers not-started without any process run for it.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -21,49 +20,32 @@ const echo = toolEntry('echo', PACK, { posture: 'strict' })
 const root = mkdtempSync(join(tmpdir(), 'kindgi-strict-group-'))
 afterAll(() => rmSync(root, { recursive: true, force: true }))
 
-/** A folder maker whose next `make` waits until the test says, and can be told to fail. */
-function heldTmp(): CallTmp & { release(): void; failing: boolean } {
-  let n = 0
-  let held: Array<() => void> = []
-  const tmp = {
-    failing: false,
-    reserve: () => join(root, `call-${n++}`),
-    make(path: string) {
-      return new Promise<{ kind: 'ok' } | { kind: 'error'; why: string }>((resolve) => {
-        held.push(() => {
-          if (tmp.failing) return resolve({ kind: 'error', why: 'its tmpDir could not be made: ENOSPC' })
-          mkdirSync(path)
-          resolve({ kind: 'ok' })
-        })
-      })
-    },
-    release() {
-      const now = held
-      held = []
-      for (const go of now) go()
-    },
-    remove: (path: string) => rmSync(path, { recursive: true, force: true }),
-    close: () => undefined,
-  }
-  return tmp
+/** Folder names under `root`; with `broken`, under a plain file, where no folder can be made. */
+const notAFolder = join(root, 'not-a-folder')
+writeFileSync(notAFolder, '')
+let n = 0
+const tmp: CallTmp & { broken: boolean } = {
+  broken: false,
+  reserve: () => join(tmp.broken ? notAFolder : root, `call-${n++}`),
+  close: () => undefined,
 }
 
-const tmp = heldTmp()
 const replaced: ReplaceReason[] = []
-const group = createStrictGroup({
-  key: 'strict',
-  entries: [echo],
-  env: {},
-  memMB: undefined,
-  maxThreads: 4,
-  abortChannel: 'unused',
-  onReplaced: (reason: ReplaceReason) => replaced.push(reason),
-  onFileRequest: () => undefined,
-  budget: createThreadBudget(2, () => []),
-  readRoots: [REPO, PACK],
-  callTmp: tmp,
-})
-afterAll(() => group.close())
+function strictGroup() {
+  return createStrictGroup({
+    key: 'strict',
+    entries: [echo],
+    env: {},
+    memMB: undefined,
+    maxThreads: 4,
+    abortChannel: 'unused',
+    onReplaced: (reason: ReplaceReason) => replaced.push(reason),
+    onFileRequest: () => undefined,
+    budget: createThreadBudget(2, () => []),
+    readRoots: [REPO, PACK],
+    callTmp: tmp,
+  })
+}
 
 let nextId = 1
 function task(input: unknown): CallTask {
@@ -72,38 +54,44 @@ function task(input: unknown): CallTask {
 }
 const noAnswerWithin = (answer: Promise<unknown>, ms: number) => Promise.race([answer, sleep(ms).then(() => 'no answer')])
 
-describe('a strict call stopped while its folder is being made', () => {
+describe('a strict call stopped before its process is ready', () => {
   it('is never sent to its process: the process is killed at once and the call has no answer', async () => {
-    expect(await group.probe()).toEqual([])
-    await sleep(300) // a spare ready and waiting
-    replaced.length = 0
-    const running = group.run(task({ message: 'never' }))
-    await sleep(20)
-    running.stop('deadline')
-    tmp.release()
-    await running.freed
-    expect(await noAnswerWithin(running.answer, 300)).toBe('no answer')
-    expect(replaced).toEqual(['deadline'])
+    const group = strictGroup()
+    try {
+      replaced.length = 0
+      // No spare yet (no probe): the call's process is being started when the stop comes.
+      const running = group.run(task({ message: 'never' }))
+      running.stop('deadline')
+      await running.freed
+      expect(await noAnswerWithin(running.answer, 300)).toBe('no answer')
+      expect(replaced).toEqual(['deadline'])
+    } finally {
+      await group.close()
+    }
   })
 })
 
 describe('strict calls whose folder cannot be made', () => {
-  it('answer not-started, and no process is started or killed for them', async () => {
-    await sleep(300)
-    replaced.length = 0
-    tmp.failing = true
-    for (let i = 0; i < 5; i++) {
-      const running = group.run(task({ message: 'never' }))
-      await sleep(5)
-      tmp.release()
-      expect(await running.answer).toEqual({ kind: 'not-started', why: 'its tmpDir could not be made: ENOSPC' })
-      await running.freed
+  it('answer not-started saying why, and no process is started for them', async () => {
+    const group = strictGroup()
+    try {
+      replaced.length = 0
+      tmp.broken = true
+      for (let i = 0; i < 3; i++) {
+        const running = group.run(task({ message: 'never' }))
+        const answer = await running.answer
+        expect(answer).toMatchObject({ kind: 'not-started' })
+        expect((answer as { why: string }).why).toMatch(/^its tmpDir could not be made: ENOTDIR/)
+        await running.freed
+      }
+      // Nothing started, so nothing was replaced.
+      expect(replaced).toEqual([])
+      tmp.broken = false
+      await sleep(300) // a spare with a folder that can be made
+      const ok = group.run(task({ message: 'after' }))
+      expect(await ok.answer).toMatchObject({ kind: 'result', result: { outcome: 'ok' } })
+    } finally {
+      await group.close()
     }
-    expect(replaced).toEqual([])
-    tmp.failing = false
-    const ok = group.run(task({ message: 'after' }))
-    await sleep(5)
-    tmp.release()
-    expect(await ok.answer).toMatchObject({ kind: 'result', result: { outcome: 'ok' } })
   })
 })

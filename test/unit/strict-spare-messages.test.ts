@@ -1,7 +1,7 @@
 // What the front sends a strict call's process (src/pool/strict-group.ts), watched on its way to
 // real strict processes through the spawner: under the production posture every tool of a pack
 // is strict, and a spare started for every call must not carry every tool with it.
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs'
+import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -18,12 +18,14 @@ vi.mock('../../dist/src/pool/spawner/spawner.js', async (original) => {
   return {
     ...real,
     startProcess(...args: Parameters<typeof real.startProcess>) {
+      // Its first message is written by the spawner as it starts.
+      if (args[3]?.first !== undefined) sent.push(JSON.stringify(args[3].first))
       const process = real.startProcess(...args)
       return {
         ...process,
-        send(message: unknown, ring?: NodeJS.Signals) {
+        send(message: unknown, options?: Parameters<typeof process.send>[1]) {
           sent.push(JSON.stringify(message))
-          process.send(message, ring)
+          process.send(message, options)
         },
       }
     },
@@ -42,15 +44,7 @@ afterAll(async () => {
 })
 
 let folders = 0
-const callTmp: CallTmp = {
-  reserve: () => join(root, `call-${folders++}`),
-  make: async (path) => {
-    mkdirSync(path)
-    return { kind: 'ok' }
-  },
-  remove: (path) => rmSync(path, { recursive: true, force: true }),
-  close: () => undefined,
-}
+const callTmp: CallTmp = { reserve: () => join(root, `call-${folders++}`), close: () => undefined }
 
 /** A strict tool whose validators are as large as a real tool's: ~4 KB of code each. */
 function tool(n: number): RunnableEntry {

@@ -1,14 +1,36 @@
 // What crosses between the front and its spawner process (spawner-process.ts). Each strict
 // call's process is known by the id the front gave it; its messages come back tagged with
-// that id by the spawner, which tells the processes apart by their own IPC channels.
+// that id by the spawner, which tells the processes apart by their own channels.
 export type ToSpawner =
-  | { t: 'start'; id: number; command: string; args: string[]; env: Record<string, string> }
-  /** `ring`: a signal to send the process once the message is written (its doorbell). */
-  | { t: 'send'; id: number; msg: unknown; ring?: NodeJS.Signals }
+  /**
+   * Start a process. `folder`: made (mode 0700) before it starts and removed once it has gone;
+   * when it cannot be made, nothing starts and the exit says why. `first`: its first message,
+   * written as it starts. `endAfter`: the type of the message after which it is killed, as soon
+   * as that message is on its way to the front.
+   */
+  | {
+      t: 'start'
+      id: number
+      command: string
+      args: string[]
+      env: Record<string, string>
+      folder?: string
+      first?: unknown
+      endAfter?: string
+    }
+  /**
+   * `ring`: a signal to send the process once the message is written (its doorbell).
+   * `needsFolder`: written only while the process's folder is there; if it is gone, the process
+   * is killed instead, and its exit says it never took the message (notStarted).
+   */
+  | { t: 'send'; id: number; msg: unknown; ring?: NodeJS.Signals; needsFolder?: boolean }
   | { t: 'kill'; id: number }
 
 export type FromSpawner =
-  | { t: 'started'; id: number; pid: number | undefined }
-  | { t: 'message'; id: number; msg: unknown }
-  /** `unreadable`: killed for its channel: it wrote what is no message (not JSON, a line past the bound), or left too much unread. */
-  | { t: 'exit'; id: number; code: number | null; signal: NodeJS.Signals | null; unreadable: boolean }
+  /** A process's message; its first one carries the process's pid. */
+  | { t: 'message'; id: number; msg: unknown; pid?: number }
+  /**
+   * `unreadable`: killed for its channel: it wrote what is no message (not JSON, a line past the
+   * bound), or left too much unread. `notStarted`: it never started, and why.
+   */
+  | { t: 'exit'; id: number; code: number | null; signal: NodeJS.Signals | null; unreadable: boolean; notStarted?: string }

@@ -8,13 +8,25 @@
 // pair of pipes read with our own framing (one JSON message a line, each line bounded), and a process
 // that writes what is not that is killed. Node's IPC channel would trust it: a malformed frame
 // threw in this process and ended it, with every strict call in flight.
+// It owns each process's life around its call: the call folder made before it starts and removed
+// after it has gone, its first message, its end once it has answered. The front's own event loop
+// does none of that, and no message crosses for it.
 import { spawn, type ChildProcess } from 'node:child_process'
+import { existsSync, mkdirSync, rmdirSync, rmSync } from 'node:fs'
 import type { Readable, Writable } from 'node:stream'
 import { openFrames, type FrameChannel } from '../../protocol/frame-channel.js'
 import type { FromSpawner, ToSpawner } from './spawner-messages.js'
 
-/** `unreadable`: kills it for what it did on its channel (its exit says so). */
-const children = new Map<number, { child: ChildProcess; channel: FrameChannel<unknown>; unreadable: () => void }>()
+type Started = {
+  child: ChildProcess
+  channel: FrameChannel<unknown>
+  folder: string | undefined
+  /** Kills it for what it did on its channel (its exit says so). */
+  unreadable: () => void
+  /** Kills it before it took what it was to be sent (its exit says why). */
+  refuse: (why: string) => void
+}
+const children = new Map<number, Started>()
 /** Messages of one process sent on to the front and not yet written: past it, its channel is not read. */
 const MAX_RELAYING = 256
 /** Bytes for one process that it has not read yet: past it, it is killed. */
@@ -25,66 +37,16 @@ const toFront = (message: FromSpawner): void => {
 
 process.on('message', (message: ToSpawner) => {
   if (message.t === 'start') {
-    const { id } = message
-    const child = spawn(message.command, message.args, { env: message.env, stdio: ['pipe', 'inherit', 'inherit', 'pipe'] })
-    // Its messages come on its fd 3; ours go to its stdin (workers/fd-channel.ts).
-    let unreadable = false
-    let relaying = 0
-    const input = child.stdio[3] as Readable
-    const output = child.stdin as Writable
-    const kill = () => {
-      unreadable = true
-      child.kill('SIGKILL')
-    }
-    const channel = openFrames<unknown, unknown>(
-      input,
-      output,
-      (msg) => {
-        if (unreadable || !process.connected) return
-        // What cannot cross to the front (V8's serializer gives up on a value nested some
-        // thousands deep) is no message either: it must not throw here, where it would end us.
-        try {
-          relaying++
-          process.send!({ t: 'message', id, msg } satisfies FromSpawner, undefined, undefined, () => {
-            relaying--
-            if (relaying < MAX_RELAYING) input.resume()
-          })
-        } catch {
-          relaying--
-          kill()
-          return
-        }
-        // A process that floods its channel waits for the front to take what it sent.
-        if (relaying >= MAX_RELAYING) input.pause()
-      },
-      // Its end closed: ours too, or the child's 'close' (all its stdio closed) never comes.
-      () => {
-        input.destroy()
-        output.destroy()
-      },
-      kill,
-    )
-    children.set(id, { child, channel, unreadable: kill })
-    let ended = false
-    const end = (code: number | null, signal: NodeJS.Signals | null) => {
-      if (ended) return
-      ended = true
-      children.delete(id)
-      toFront({ t: 'exit', id, code, signal, unreadable })
-    }
-    // 'close', not 'exit': the messages it sent before it ended are relayed first.
-    child.once('close', end)
-    // 'error' is also a failed kill or send: only a process that never started has ended.
-    child.on('error', () => {
-      if (child.pid === undefined) end(null, null)
-    })
-    toFront({ t: 'started', id, pid: child.pid })
+    start(message)
     return
   }
   const known = children.get(message.id)
   if (known === undefined) return
   if (message.t === 'kill') known.child.kill('SIGKILL')
-  else if (known.child.stdin !== null && known.child.stdin.writableLength > MAX_UNREAD) {
+  else if (message.needsFolder === true && known.folder !== undefined && !existsSync(known.folder)) {
+    // Removed from under it since it started: it is not given a call without its folder.
+    known.refuse(`its tmpDir ${known.folder} is gone`)
+  } else if (known.child.stdin !== null && known.child.stdin.writableLength > MAX_UNREAD) {
     // It leaves its stdin unread (pack code can pause it) while replies come: they are its to hold, not ours.
     known.unreadable()
   } else {
@@ -92,6 +54,93 @@ process.on('message', (message: ToSpawner) => {
     if (message.ring !== undefined) known.child.kill(message.ring)
   }
 })
+
+/** Starts one process (ToSpawner 'start'), relays its messages and reports its end. */
+function start(message: Extract<ToSpawner, { t: 'start' }>): void {
+  const { id, folder } = message
+  if (folder !== undefined) {
+    try {
+      // With the folders' root, should it have gone (a /tmp cleaner): the next start heals it.
+      mkdirSync(folder, { recursive: true, mode: 0o700 })
+    } catch (err) {
+      toFront({ t: 'exit', id, code: null, signal: null, unreadable: false, notStarted: `its tmpDir could not be made: ${(err as Error).message}` })
+      return
+    }
+  }
+  const child = spawn(message.command, message.args, { env: message.env, stdio: ['pipe', 'inherit', 'inherit', 'pipe'] })
+  // Its messages come on its fd 3; ours go to its stdin (workers/fd-channel.ts).
+  let unreadable = false
+  let notStarted: string | undefined
+  let relaying = 0
+  let pid: number | undefined = child.pid
+  const input = child.stdio[3] as Readable
+  const output = child.stdin as Writable
+  const kill = () => {
+    unreadable = true
+    child.kill('SIGKILL')
+  }
+  const channel = openFrames<unknown, unknown>(
+    input,
+    output,
+    (msg) => {
+      if (unreadable || !process.connected) return
+      // What cannot cross to the front (V8's serializer gives up on a value nested some
+      // thousands deep) is no message either: it must not throw here, where it would end us.
+      try {
+        relaying++
+        const relayed: FromSpawner = pid === undefined ? { t: 'message', id, msg } : { t: 'message', id, msg, pid }
+        pid = undefined
+        process.send!(relayed, undefined, undefined, () => {
+          relaying--
+          if (relaying < MAX_RELAYING) input.resume()
+        })
+      } catch {
+        relaying--
+        kill()
+        return
+      }
+      // Its answer given, it has nothing left to do: ended here, a message sooner than the front could.
+      if (message.endAfter !== undefined && (msg as { type?: unknown } | null)?.type === message.endAfter) child.kill('SIGKILL')
+      // A process that floods its channel waits for the front to take what it sent.
+      if (relaying >= MAX_RELAYING) input.pause()
+    },
+    // Its end closed: ours too, or the child's 'close' (all its stdio closed) never comes.
+    () => {
+      input.destroy()
+      output.destroy()
+    },
+    kill,
+  )
+  const refuse = (why: string) => {
+    notStarted = why
+    child.kill('SIGKILL')
+  }
+  children.set(id, { child, channel, folder, unreadable: kill, refuse })
+  let ended = false
+  const end = (code: number | null, signal: NodeJS.Signals | null) => {
+    if (ended) return
+    ended = true
+    children.delete(id)
+    if (folder !== undefined) removeFolder(folder)
+    toFront(notStarted === undefined ? { t: 'exit', id, code, signal, unreadable } : { t: 'exit', id, code, signal, unreadable, notStarted })
+  }
+  // 'close', not 'exit': the messages it sent before it ended are relayed first.
+  child.once('close', end)
+  // 'error' is also a failed kill or send: only a process that never started has ended.
+  child.on('error', () => {
+    if (child.pid === undefined) end(null, null)
+  })
+  if (message.first !== undefined) channel.send(message.first)
+}
+
+/** Most calls leave their folder empty: one rmdir, and the recursive walk only for the rest. */
+function removeFolder(folder: string): void {
+  try {
+    rmdirSync(folder)
+  } catch {
+    rmSync(folder, { recursive: true, force: true })
+  }
+}
 
 // Without the front there is nobody to serve: end every process started for it, then itself.
 process.on('disconnect', () => {

@@ -9,14 +9,20 @@ import type { FromSpawner, ToSpawner } from './spawner-messages.js'
 
 const SPAWNER = fileURLToPath(new URL('./spawner-process.js', import.meta.url))
 
-export type Exit = { code: number | null; signal: NodeJS.Signals | null; unreadable?: boolean }
+/** `notStarted`: it never started (its folder could not be made), and why. */
+export type Exit = { code: number | null; signal: NodeJS.Signals | null; unreadable?: boolean; notStarted?: string }
+
+/** How a message is sent (ToSpawner 'send'): `ring` its doorbell after it, `needsFolder` only while its folder is there. */
+export type SendOptions = { ring?: NodeJS.Signals; needsFolder?: boolean }
+
+/** What the spawner does around a process's life (ToSpawner 'start'). */
+export type StartOptions = { folder?: string; first?: unknown; endAfter?: string }
 
 /** A process started through the spawner. */
 export type Spawned = {
-  /** Its pid, once the spawner has said (before any of its messages arrive). */
+  /** Its pid, once the spawner has said (with its first message). */
   pid(): number | undefined
-  /** `ring`: a signal the process gets once the message is written, for a process that does not read until told. */
-  send(message: unknown, ring?: NodeJS.Signals): void
+  send(message: unknown, options?: SendOptions): void
   kill(): void
   onMessage(listener: (message: unknown) => void): () => void
   exited: Promise<Exit>
@@ -51,15 +57,15 @@ function started(): ChildProcess {
   child.on('message', (message: FromSpawner) => {
     const handle = handles.get(message.id)
     if (handle === undefined) return
-    if (message.t === 'started') handle.pid = message.pid
-    else if (message.t === 'message') {
+    if (message.t === 'message') {
+      if (message.pid !== undefined) handle.pid = message.pid
       // What a strict process sends is pack code's to write too: only an object reaches a listener.
       const msg = message.msg
       if (typeof msg !== 'object' || msg === null || Array.isArray(msg)) return
       for (const listener of handle.listeners) listener(msg)
     } else if (message.t === 'exit') {
       handles.delete(message.id)
-      handle.exit({ code: message.code, signal: message.signal, unreadable: message.unreadable })
+      handle.exit({ code: message.code, signal: message.signal, unreadable: message.unreadable, notStarted: message.notStarted })
       refWhileBusy()
     }
   })
@@ -86,7 +92,7 @@ function started(): ChildProcess {
   return child
 }
 
-export function startProcess(command: string, args: string[], env: Record<string, string>): Spawned {
+export function startProcess(command: string, args: string[], env: Record<string, string>, options: StartOptions = {}): Spawned {
   started()
   const id = nextId++
   let resolveExit!: (exit: Exit) => void
@@ -94,10 +100,10 @@ export function startProcess(command: string, args: string[], env: Record<string
   const handle: Handle = { pid: undefined, listeners: new Set(), exit: resolveExit }
   handles.set(id, handle)
   refWhileBusy()
-  toSpawner({ t: 'start', id, command, args, env })
+  toSpawner({ t: 'start', id, command, args, env, ...options })
   return {
     pid: () => handle.pid,
-    send: (msg, ring) => toSpawner(ring === undefined ? { t: 'send', id, msg } : { t: 'send', id, msg, ring }),
+    send: (msg, sendOptions) => toSpawner({ t: 'send', id, msg, ...sendOptions }),
     kill: () => toSpawner({ t: 'kill', id }),
     onMessage(listener) {
       handle.listeners.add(listener)
