@@ -177,9 +177,10 @@ export function targets(results: Results, all: Row[] = rows(results)): Target[] 
   )
   out.push({
     name: `strict, 32 callers: rate / strict-process ceiling${bracket.length > 0 ? ' just before and after' : ''} (${rate(median(ceilings.map((c) => c.rps)))})`,
-    goal: '≥ 0.8×',
+    // Issue 16 raised it from issue 6's 0.8×: the ceiling is now the isolation unit itself.
+    goal: '≥ 0.9×',
     measured: times(strictVsCeiling),
-    pass: check(strictVsCeiling, (v) => v >= 0.8),
+    pass: check(strictVsCeiling, (v) => v >= 0.9),
   })
   const pacedGap = medianDifference(
     results.paced.strict.map((l) => l.p50Us),
