@@ -1,11 +1,10 @@
 // docs/spec/CONTRACT.md §6 for the warm postures: deadlines, callers leaving, the cap, dying workers,
 // stdio, and what a handler's ctx holds.
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs'
-import { request as httpRequest } from 'node:http'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { invoke, post, sleep, spawnHost, sharedHost, TOKEN } from '../helpers/host.js'
+import { invoke, invokeThenLeave, post, sleep, spawnHost, sharedHost, TOKEN } from '../helpers/host.js'
 
 const CAP = 4
 const dir = mkdtempSync(join(tmpdir(), 'kph-running-'))
@@ -108,15 +107,7 @@ describe('memMB on a warm worker', () => {
 describe('a caller that goes away', () => {
   it('ends the call as cancelled on the call line and fires the abortSignal', async () => {
     const marker = join(dir, 'aborted-cancel')
-    const body = JSON.stringify({ v: 2, kind: 'invoke', tool: { id: 'sleep' }, input: { ms: 5000, marker }, ctx: { tenantId: 't', runId: 'run-cancel' } })
-    const req = httpRequest(`${host.url}/v1/invoke`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', 'kindgi-pack-token': TOKEN, 'content-length': Buffer.byteLength(body) },
-    })
-    req.on('error', () => undefined)
-    req.end(body)
-    await sleep(300)
-    req.destroy()
+    await invokeThenLeave(host, { v: 2, kind: 'invoke', tool: { id: 'sleep' }, input: { ms: 5000, marker }, ctx: { tenantId: 't', runId: 'run-cancel' } }, 300)
     const line = await host.waitFor('call', (l) => l.runId === 'run-cancel')
     expect(line).toMatchObject({ target: 'tool', id: 'sleep', outcome: 'cancelled' })
     await sleep(100)

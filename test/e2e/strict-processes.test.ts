@@ -2,11 +2,10 @@
 // them through its spawner, none of them holds the token, and a spawner that dies ends only
 // the calls it was running; the service goes on and starts a new one.
 import { existsSync, readdirSync, readFileSync } from 'node:fs'
-import { request as httpRequest } from 'node:http'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { invoke, sharedHost, sleep, TOKEN } from '../helpers/host.js'
+import { invoke, invokeThenLeave, sharedHost, sleep, TOKEN } from '../helpers/host.js'
 import { cmdline, processTree } from '../walls/walls-helpers.js'
 
 const host = sharedHost({ env: { KINDGI_PACK_SANDBOX: 'strict' } })
@@ -88,21 +87,8 @@ describe("a strict call's abortSignal", () => {
   })
 
   it('fires in its process when its caller goes away, and the call line says cancelled', async () => {
-    const body = JSON.stringify({
-      v: 2,
-      kind: 'invoke',
-      tool: { id: 'sleep' },
-      input: { ms: 5000, logAbort: true },
-      ctx: { tenantId: 't', runId: 'strict-cancel' },
-    })
-    const req = httpRequest(`${host.url}/v1/invoke`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', 'kindgi-pack-token': TOKEN, 'content-length': Buffer.byteLength(body) },
-    })
-    req.on('error', () => undefined)
-    req.end(body)
-    await sleep(300)
-    req.destroy()
+    const message = { v: 2, kind: 'invoke', tool: { id: 'sleep' }, input: { ms: 5000, logAbort: true }, ctx: { tenantId: 't', runId: 'strict-cancel' } }
+    await invokeThenLeave(host, message, 300)
     expect(await host.waitFor('call', (l) => l.runId === 'strict-cancel')).toMatchObject({ id: 'sleep', outcome: 'cancelled' })
     expect(await host.waitFor('log', (l) => l.runId === 'strict-cancel', 5000)).toMatchObject({ message: 'aborted', reason: 'caller went away' })
   })

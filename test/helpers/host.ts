@@ -1,6 +1,7 @@
 // Spawns the built kindgi-pack-host as a real process on loopback and talks HTTP to it,
 // so end-to-end tests exercise exactly what an operator runs.
 import { spawn, type ChildProcess } from 'node:child_process'
+import { request as httpRequest } from 'node:http'
 import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll } from 'vitest'
 
@@ -185,3 +186,16 @@ export function checkInvoke(host: Host, id: string, config: unknown, trace: unkn
 }
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
+
+/** Sends an invoke and goes away (closes its connection) `afterMs` later, without its answer. */
+export async function invokeThenLeave(host: Host, message: unknown, afterMs: number): Promise<void> {
+  const body = JSON.stringify(message)
+  const req = httpRequest(`${host.url}/v1/invoke`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'kindgi-pack-token': TOKEN, 'content-length': Buffer.byteLength(body) },
+  })
+  req.on('error', () => undefined)
+  req.end(body)
+  await sleep(afterMs)
+  req.destroy()
+}
