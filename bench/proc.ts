@@ -1,7 +1,7 @@
 // Starting and stopping the processes the benchmark measures (the host, the reference),
 // reading their `listening` line and their memory from /proc. Loopback only.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process'
-import { readFileSync } from 'node:fs'
+import { readdirSync, readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url))
@@ -100,23 +100,75 @@ export function startServer(options: StartOptions): Promise<Server> {
   })
 }
 
+/**
+ * A server and every process below it (the host's spawner, pack processes and strict calls'
+ * processes: pack code never runs in the front), from /proc. Whatever the bench says a server
+ * holds or spent is the sum over this tree.
+ */
+export function processTree(root: number): number[] {
+  const children = new Map<number, number[]>()
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue
+    let stat: string
+    try {
+      stat = readFileSync(`/proc/${name}/stat`, 'latin1')
+    } catch {
+      continue // gone meanwhile
+    }
+    const parent = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1])
+    children.set(parent, [...(children.get(parent) ?? []), Number(name)])
+  }
+  const tree = [root]
+  for (let i = 0; i < tree.length; i++) tree.push(...(children.get(tree[i] as number) ?? []))
+  return tree
+}
+
 /** Resident memory and OS thread count of a process, from /proc/<pid>/status. */
-export function procStatus(pid: number): { rssBytes: number; threads: number } {
+function ownStatus(pid: number): { rssBytes: number; threads: number } {
   const text = readFileSync(`/proc/${pid}/status`, 'utf8')
   const rss = /^VmRSS:\s+(\d+)\s+kB/m.exec(text)
   const threads = /^Threads:\s+(\d+)/m.exec(text)
   return { rssBytes: rss ? Number(rss[1]) * 1024 : Number.NaN, threads: threads ? Number(threads[1]) : Number.NaN }
 }
 
+/** Resident memory and OS threads of a server's whole process tree (RSS summed: pages two processes share count twice). */
+export function procStatus(pid: number): { rssBytes: number; threads: number } {
+  let rssBytes = 0
+  let threads = 0
+  for (const p of processTree(pid)) {
+    try {
+      const own = ownStatus(p)
+      rssBytes += own.rssBytes
+      threads += own.threads
+    } catch {
+      if (p === pid) throw new Error(`process ${pid} is gone`)
+    }
+  }
+  return { rssBytes, threads }
+}
+
 let clockTicks: number | undefined
 
-/** CPU time (user + system, all threads) a process has used so far, in ms, from /proc/<pid>/stat. */
+/**
+ * CPU time (user + system, all threads) a server's whole process tree has used so far, in ms:
+ * each live process's own and that of its children it has reaped (a strict call's process,
+ * gone, counts in its spawner's). A difference of two readings is what the tree spent between them.
+ */
 export function procCpuMs(pid: number): number {
   clockTicks ??= Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
-  // Fields after the command name (which may hold spaces) start at field 3; utime and stime are 14 and 15.
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-  return ((Number(fields[11]) + Number(fields[12])) * 1000) / clockTicks
+  let ticks = 0
+  for (const p of processTree(pid)) {
+    let stat: string
+    try {
+      stat = readFileSync(`/proc/${p}/stat`, 'utf8')
+    } catch {
+      continue // reaped meanwhile: its time is in its parent's reaped children
+    }
+    // Fields after the command name (which may hold spaces) start at field 3: utime, stime, cutime, cstime are 14 to 17.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+    ticks += Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14])
+  }
+  return (ticks * 1000) / clockTicks
 }
 
 /** Samples a process's RSS every `everyMs` until stopped; answers the peak and the last sample. */

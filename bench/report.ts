@@ -16,7 +16,7 @@ export type Run = {
   /** The server process's peak and final RSS during the measured window. */
   rssPeakBytes: number
   rssLastBytes: number
-  /** CPU time of the whole server process (every thread) during the window, per 200 answer. */
+  /** CPU time of the server's whole process tree (every thread, every process below it) during the window, per 200 answer. */
   cpuUsPerCall: number
 }
 
@@ -319,7 +319,7 @@ export function renderTable(results: Results): string {
     ceilingLine,
     `memory per warm worker: ${results.workerMemory.method}`,
     `before each 32-caller host run its pool was driven until it stopped growing (median time, host OS threads then): ${growth.join(', ')}`,
-    'CPU/call: user + system CPU of the whole server process (front and workers) during the measured window, per 200 answer; it counts what the server spent, whatever else the machine ran.',
+    "CPU/call: user + system CPU of the server's whole process tree (the host: its front, spawner, pack processes and strict calls' processes) during the measured window, per 200 answer; it counts what the server spent, whatever else the machine ran. RSS: the tree's, summed.",
     errors > 0
       ? `${errors} ${errors === 1 ? 'answer was' : 'answers were'} not 200 (503 overloaded, errors, timeouts): see the host non-200 column and results.json`
       : 'every measured answer was a 200',
