@@ -2,8 +2,8 @@
 // permission model, with no token, no socket of the front's and nothing of another call. It
 // is told what its group needs first and puts the guards in, but imports a pack module only
 // when its one call arrives with its entry, so a spare runs no pack code. It answers over its
-// channel (fd 3, fd-channel.ts) and is then killed by the front. Whatever it does (exit,
-// abort, run out of memory) ends only it.
+// channel (fd 3, fd-channel.ts) and the spawner kills it as it relays the answer. Whatever it
+// does (exit, abort, run out of memory) ends only it.
 import { fromBase64, toBase64 } from '../src/protocol/frame-channel.js'
 import { DOORBELL, type FileReplyMessage, type FromStrict, type ToStrict } from '../src/protocol/strict-messages.js'
 import type { RunnableEntry } from '../src/protocol/runnable-entry.js'
