@@ -13,22 +13,31 @@ import { cmdline, processTree, rawInvoke, STRICT, stillServes, withHost } from '
 
 const victimCtx = { tenantId: 'tenant-b', runId: 'victim' }
 
+/**
+ * Runs `tool` as tenant a while tenant b's 1.5-s call is in flight, and answers the attack's
+ * answer once the victim's is in: the victim answered ok, and the front logged no internal error.
+ */
+async function attackBesideVictim(host: Host, tool: string): Promise<Awaited<ReturnType<typeof rawInvoke>>> {
+  const victim = rawInvoke(host.port, 'abort-victim', { ms: 1500 }, victimCtx, 10_000)
+  await sleep(300)
+  const attack = await rawInvoke(host.port, tool, {}, { tenantId: 'tenant-a', runId: 'attack' }, 10_000)
+  const answer = await victim
+  expect.soft('error' in answer ? answer : answer.body, "the victim's answer").toEqual({ v: 2, kind: 'result', output: { aborted: false } })
+  expect
+    .soft(
+      host.lines.filter((l) => l.kind === 'internal-error'),
+      'internal errors in the front',
+    )
+    .toEqual([])
+  return attack
+}
+
 describe('stop 24: nothing pack code writes on its channel stops the front, the spawner or another call', () => {
   for (const tool of ['channel-null', 'channel-garbage', 'channel-unprintable', 'channel-deep']) {
     it(`under strict, ${tool}: another tenant's call in flight answers ok, and the service serves on`, async () => {
       await withHost({ env: STRICT }, async (host) => {
-        const victim = rawInvoke(host.port, 'abort-victim', { ms: 1500 }, victimCtx, 10_000)
-        await sleep(300)
-        const attack = await rawInvoke(host.port, tool, {}, { tenantId: 'tenant-a', runId: 'attack' }, 10_000)
+        const attack = await attackBesideVictim(host, tool)
         expect.soft('error' in attack, "the attack's call was answered").toBe(false)
-        const answer = await victim
-        expect.soft('error' in answer ? answer : answer.body, "the victim's answer").toEqual({ v: 2, kind: 'result', output: { aborted: false } })
-        expect
-          .soft(
-            host.lines.filter((l) => l.kind === 'internal-error'),
-            'internal errors in the front',
-          )
-          .toEqual([])
         await stillServes(host)
       })
     })
@@ -82,18 +91,8 @@ describe("stop 25: nothing warm pack code writes on its pack process's channel s
       await withHost({}, async (host) => {
         const before = frontPeakMB(host)
         // In a pack process of its own: abort-victim's group is not network-none.
-        const victim = rawInvoke(host.port, 'abort-victim', { ms: 1500 }, victimCtx, 10_000)
-        await sleep(300)
-        const attack = await rawInvoke(host.port, tool, {}, { tenantId: 'tenant-a', runId: 'attack' }, 10_000)
+        const attack = await attackBesideVictim(host, tool)
         expect.soft('error' in attack, "the attack's call was answered").toBe(false)
-        const answer = await victim
-        expect.soft('error' in answer ? answer : answer.body, "the victim's answer").toEqual({ v: 2, kind: 'result', output: { aborted: false } })
-        expect
-          .soft(
-            host.lines.filter((l) => l.kind === 'internal-error'),
-            'internal errors in the front',
-          )
-          .toEqual([])
         // At most one bounded line (16 MiB) held for the process, and what reading it costs.
         expect.soft(frontPeakMB(host) - before, "MB the front's peak grew by").toBeLessThan(64)
         await stillServes(host)
@@ -106,16 +105,12 @@ describe('stop 25: an answer too large for the channel fails its own call alone'
   it("under none, an answer of 48 MiB answers handler-throw saying so, and another tenant's call in the same pack process answers ok", async () => {
     await withHost({}, async (host) => {
       // abort-victim and big-answer are one group: one pack process.
-      const victim = rawInvoke(host.port, 'abort-victim', { ms: 1500 }, victimCtx, 10_000)
-      await sleep(300)
-      const attack = await rawInvoke(host.port, 'big-answer', {}, { tenantId: 'tenant-a', runId: 'attack' }, 10_000)
+      const attack = await attackBesideVictim(host, 'big-answer')
       expect
         .soft('error' in attack ? attack : attack.body, "the big answer's call")
         .toMatchObject({ v: 2, kind: 'error', code: 'handler-throw', toolId: 'big-answer' })
       if (!('error' in attack))
         expect.soft(String(attack.body?.message), 'the message').toMatch(/AnswerTooLarge: its answer is 48\.0 MiB .* over the 15\.9 MiB an answer may be/)
-      const answer = await victim
-      expect.soft('error' in answer ? answer : answer.body, "the victim's answer").toEqual({ v: 2, kind: 'result', output: { aborted: false } })
       expect
         .soft(
           host.lines.filter((l) => l.kind === 'worker-replaced'),
