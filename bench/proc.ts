@@ -1,8 +1,9 @@
 // Starting and stopping the processes the benchmark measures (the host, the reference),
 // reading their `listening` line and their memory from /proc. Loopback only.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process'
-import { readdirSync, readFileSync } from 'node:fs'
+import { readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
+import { processTree } from './process-tree.js'
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url))
 export const HOST_BIN = `${ROOT}dist/src/main.js`
@@ -100,29 +101,6 @@ export function startServer(options: StartOptions): Promise<Server> {
   })
 }
 
-/**
- * A server and every process below it (the host's spawner, pack processes and strict calls'
- * processes: pack code never runs in the front), from /proc. Whatever the bench says a server
- * holds or spent is the sum over this tree.
- */
-export function processTree(root: number): number[] {
-  const children = new Map<number, number[]>()
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue
-    let stat: string
-    try {
-      stat = readFileSync(`/proc/${name}/stat`, 'latin1')
-    } catch {
-      continue // gone meanwhile
-    }
-    const parent = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1])
-    children.set(parent, [...(children.get(parent) ?? []), Number(name)])
-  }
-  const tree = [root]
-  for (let i = 0; i < tree.length; i++) tree.push(...(children.get(tree[i] as number) ?? []))
-  return tree
-}
-
 /** Resident memory and OS thread count of a process, from /proc/<pid>/status. */
 function ownStatus(pid: number): { rssBytes: number; threads: number } {
   const text = readFileSync(`/proc/${pid}/status`, 'utf8')
@@ -131,11 +109,16 @@ function ownStatus(pid: number): { rssBytes: number; threads: number } {
   return { rssBytes: rss ? Number(rss[1]) * 1024 : Number.NaN, threads: threads ? Number(threads[1]) : Number.NaN }
 }
 
-/** Resident memory and OS threads of a server's whole process tree (RSS summed: pages two processes share count twice). */
+/**
+ * Resident memory and OS threads of a server's whole process tree (pack code runs in processes
+ * below the front; RSS summed: pages two processes share count twice).
+ */
 export function procStatus(pid: number): { rssBytes: number; threads: number } {
+  const tree = processTree(pid)
+  if (tree.length === 0) throw new Error(`process ${pid} is gone`)
   let rssBytes = 0
   let threads = 0
-  for (const p of processTree(pid)) {
+  for (const p of tree) {
     try {
       const own = ownStatus(p)
       rssBytes += own.rssBytes

@@ -85,13 +85,8 @@ export function openFdChannel(onMessage: (message: unknown) => void, onClosed: (
       try {
         read = readSync(IN, buffer, 0, buffer.length, null)
       } catch (err) {
-        const code = (err as NodeJS.ErrnoException).code
-        if (code === 'EINTR') continue
-        // A stdin that does not block: read it as a stream instead.
-        if (code === 'EAGAIN') {
-          listen()
-          return next()
-        }
+        // A child's stdin from Node's spawn blocks (libuv makes fds 0-2 so): no EAGAIN here.
+        if ((err as NodeJS.ErrnoException).code === 'EINTR') continue
         throw err
       }
       if (read === 0) {

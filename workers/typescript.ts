@@ -8,10 +8,9 @@ import { readFileSync } from 'node:fs'
 import { createRequire, registerHooks, stripTypeScriptTypes, type ModuleFormat } from 'node:module'
 import { dirname, join } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
-import { isTypeScript } from '../src/protocol/runnable-entry.js'
+import { isTypeScript, TYPESCRIPT_FILE } from '../src/protocol/runnable-entry.js'
 import { pinnedSource } from './pinned-sources.js'
 
-const TS_FILE = /\.([cm]?)ts$/
 const JS_TO_TS: Record<string, string> = { '.js': '.ts', '.mjs': '.mts', '.cjs': '.cts' }
 const require = createRequire(import.meta.url)
 
@@ -62,7 +61,7 @@ function packageType(folder: string): string | undefined {
 
 /** As Node decides: .mts ESM, .cts CommonJS, .ts by package.json "type", else by its syntax. */
 function formatOf(path: string, code: string): ModuleFormat {
-  const kind = TS_FILE.exec(path)?.[1]
+  const kind = TYPESCRIPT_FILE.exec(path)?.[1]
   if (kind === 'm') return 'module'
   if (kind === 'c') return 'commonjs'
   const type = packageType(dirname(path))

@@ -43,7 +43,8 @@ export type RunnerTraits = {
   networkGuard: boolean
 }
 
-const TYPESCRIPT_FILE = /\.[cm]?ts$/
+/** A TypeScript module's name; its group says which kind (`m`: .mts, `c`: .cts, empty: .ts). */
+export const TYPESCRIPT_FILE = /\.([cm]?)ts$/
 
 /** A path (or a URL's pathname) of a TypeScript module. */
 export function isTypeScript(path: string): boolean {

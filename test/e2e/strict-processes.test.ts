@@ -94,6 +94,23 @@ describe("a strict call's abortSignal", () => {
   })
 })
 
+describe("a strict process's doorbell rung by someone else", () => {
+  // Pack code can signal a pid it guesses (docs/security.md): SIGUSR2 to every strict process,
+  // spares waiting and the one running a call, must neither end them nor change any answer.
+  it('changes nothing: the running call and the next ones answer as before', async () => {
+    expect((await invoke(host, 'echo', { warm: true })).status).toBe(200)
+    await sleep(300) // spares started and waiting
+    const running = invoke(host, 'sleep', { ms: 600 }, {}, { ctx: { tenantId: 't', runId: 'rung' } })
+    await sleep(200)
+    const strict = children(spawnerOf(host.proc.pid as number))
+    expect(strict.length).toBeGreaterThan(1)
+    for (const pid of strict) process.kill(pid, 'SIGUSR2')
+    expect((await running).body).toEqual({ v: 2, kind: 'result', output: { slept: 600 } })
+    for (let i = 0; i < 3; i++) expect((await invoke(host, 'echo', { i })).body).toEqual({ v: 2, kind: 'result', output: { i } })
+    expect(host.lines.filter((l) => l.kind === 'worker-replaced' && l.reason === 'crash')).toEqual([])
+  })
+})
+
 describe('a strict call whose process exits', () => {
   it('answers handler-throw with how its process ended (its exit code)', async () => {
     const answer = await invoke(host, 'exit', {})

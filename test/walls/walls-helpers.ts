@@ -7,7 +7,10 @@ import { join } from 'node:path'
 import { request as httpRequest } from 'node:http'
 import { connect } from 'node:net'
 import { afterAll, beforeAll, expect, onTestFinished } from 'vitest'
+import { processTree } from '../../bench/process-tree.js'
 import { FIXTURES, spawnHost, sleep, TOKEN, type Host, type SpawnOptions } from '../helpers/host.js'
+
+export { processTree }
 
 export const WALLS_INDEX = `${FIXTURES}/walls-pack/index.json`
 export const STRICT = { KINDGI_PACK_SANDBOX: 'strict' }
@@ -109,26 +112,6 @@ function stat(pid: number): Stat | undefined {
   } catch {
     return undefined
   }
-}
-
-/** The process and all its descendants (from /proc), root first. */
-export function processTree(root: number): number[] {
-  const children = new Map<number, number[]>()
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue
-    const s = stat(Number(name))
-    if (s === undefined) continue
-    const list = children.get(s.ppid) ?? []
-    list.push(s.pid)
-    children.set(s.ppid, list)
-  }
-  const out: number[] = []
-  const visit = (pid: number) => {
-    out.push(pid)
-    for (const child of children.get(pid) ?? []) visit(child)
-  }
-  if (stat(root) !== undefined) visit(root)
-  return out
 }
 
 /** CPU time (user + system) of the process tree, in ms (clock ticks are 10 ms on Linux). */
