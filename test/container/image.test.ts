@@ -67,10 +67,24 @@ async function start(name: string, opts: StartOptions): Promise<Started> {
 }
 
 /** An HTTP exchange made inside a container's own network namespace (for --network none). */
-async function execCall(container: string, path: string, body?: string): Promise<Answer> {
+function execCall(container: string, path: string, body?: string): Promise<Answer> {
+  return callWith(['exec', container], path, body)
+}
+
+/**
+ * The same from a container of its own that shares `container`'s network namespace: a client
+ * that `docker exec` started dies with the container it runs in, possibly before it has printed
+ * an answer it received just before that container stopped.
+ */
+function callBeside(container: string, path: string, body?: string): Promise<Answer> {
+  return callWith(['run', '--rm', '--network', `container:${container}`, IMAGE], path, body)
+}
+
+/** Runs a one-call node client with `how` (docker exec into, or docker run beside, a container). */
+async function callWith(how: string[], path: string, body: string | undefined): Promise<Answer> {
   const script = `const [u, t, b] = process.argv.slice(1); const r = await fetch('http://127.0.0.1:8080' + u, { method: b ? 'POST' : 'GET', headers: { 'kindgi-pack-token': t, 'content-type': 'application/json' }, body: b || undefined }); console.log(JSON.stringify({ status: r.status, text: await r.text() }))`
   const t0 = performance.now()
-  const ran = await docker(['exec', container, 'node', '--input-type=module', '-e', script, path, TOKEN, body ?? ''], { timeoutMs: 30_000 })
+  const ran = await docker([...how, 'node', '--input-type=module', '-e', script, path, TOKEN, body ?? ''], { timeoutMs: 30_000 })
   if (ran.code !== 0) return { status: 0, body: undefined, text: ran.stderr, ms: performance.now() - t0 }
   const { status, text } = JSON.parse(ran.stdout) as { status: number; text: string }
   let parsed: unknown = text
@@ -234,9 +248,14 @@ describe.skipIf(engine.skip !== undefined)('the image under --network none, with
   })
 
   it('docker stop with a call in flight: the call finishes, new calls get 503, exit 0', async () => {
-    const inFlight = execCall(c.id, '/v1/invoke', invokeBody('slow-echo', { ms: 4000, n: 1 }, 'in-flight'))
-    // `docker exec` and its node take well under a second to send the call; 4 s leaves room.
-    await sleep(1500)
+    // Its client outlives the container, which stops the moment the call has been answered.
+    const inFlight = callBeside(c.id, '/v1/invoke', invokeBody('slow-echo', { ms: 4000, n: 1 }, 'in-flight'))
+    // The call is in once a connection to 8080 is established: st 01, local port 1F90, in
+    // /proc/net/tcp6 (the host listens on :: and takes IPv4 there) or /proc/net/tcp.
+    const connected = / [0-9A-F]+:1F90 [0-9A-F]+:[0-9A-F]{4} 01 /
+    const tcp = async () => (await dockerOk(['exec', c.id, 'cat', '/proc/net/tcp', '/proc/net/tcp6'])).split('\n')
+    await until('the in-flight call connected', async () => ((await tcp()).some((l) => connected.test(l)) ? true : undefined), 20_000, 50)
+    await sleep(300)
     const waited = docker(['wait', c.id], { timeoutMs: 30_000 })
     const stopped = docker(['stop', c.id], { timeoutMs: 30_000 })
     await until('draining', async () => ((await logLines(c.id)).some((l) => l.kind === 'draining') ? true : undefined), 5_000, 50)
