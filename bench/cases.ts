@@ -1,7 +1,7 @@
 // The calls the benchmark makes against bench/pack: one request body per case, built once.
 // Pure: the bodies must pass the bench pack's schemas (the run checks each answer first).
 
-export type CaseId = 'echo' | 'twenty-fields' | 'big-input' | 'check' | 'strict' | 'limits'
+export type CaseId = 'echo' | 'twenty-fields' | 'big-input' | 'check' | 'strict' | 'strict-none' | 'limits'
 
 export type BenchCase = {
   id: CaseId
@@ -72,6 +72,8 @@ export function benchCases(): BenchCase[] {
       expect: 'check-result',
     },
     { id: 'strict', label: 'strict posture', body: invokeBody('echo-strict', message), expect: 'result' },
+    // Network none adds the network guard to a strict call's process.
+    { id: 'strict-none', label: 'strict, network none', body: invokeBody('echo-strict-none', message), expect: 'result' },
     { id: 'limits', label: 'memMB/cpuMs limits', body: invokeBody('echo-limits', message), expect: 'result' },
   ]
 }

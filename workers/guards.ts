@@ -1,6 +1,6 @@
 // In-worker guards installed before any pack module loads: network none (docs/spec/CONTRACT.md §6),
 // no process.binding, and no signals to the service itself. They patch Node's built-in
-// modules, so they are a guard, not a wall: the container's network policy and the permission
+// modules (the network ones as pack code first reaches each), so they are a guard, not a wall: the container's network policy and the permission
 // model (KINDGI_PACK_SANDBOX=strict, which also refuses child processes and workers) are the
 // walls. See docs/security.md.
 
@@ -50,19 +50,58 @@ const NETWORK: Record<string, string[]> = {
     'reverse',
     'Resolver',
   ],
+  // Node's older names for the modules under http and tls, public still.
+  _http_agent: ['Agent'],
+  _http_client: ['ClientRequest'],
+  _http_server: ['Server'],
+  _tls_wrap: ['connect', 'createServer', 'Server', 'TLSSocket'],
 }
 const SPAWN: Record<string, string[]> = {
   child_process: ['spawn', 'spawnSync', 'exec', 'execSync', 'execFile', 'execFileSync', 'fork'],
   worker_threads: ['Worker'],
+  cluster: ['fork'],
+}
+/** Names under which a guarded module is reached as well. */
+const SAME_MODULE: Record<string, string> = { 'dns/promises': 'dns' }
+
+const builtin = process.getBuiltinModule
+const guarded = new Set<string>()
+
+/**
+ * Refuses what a module offers for the network (or to start a process, which could reach it)
+ * the first time pack code reaches for it: loading every network module up front (tls and
+ * http2 above all) was most of the start of a strict call's process. The first network module
+ * reached guards them all, net first and in this order, as they were guarded up front: each
+ * module then takes its lower layers' functions guarded when it loads and keeps them
+ * (http's Agent.prototype.createConnection is net.createConnection, taken at load).
+ */
+function guardModule(id: string): void {
+  const bare = id.startsWith('node:') ? id.slice(5) : id
+  const name = SAME_MODULE[bare] ?? bare
+  if (name in NETWORK) guardAll(NETWORK)
+  else if (name in SPAWN) guardAll({ [name]: SPAWN[name] as string[] })
 }
 
-function patch(table: Record<string, string[]>, deny: (what: string) => (...args: unknown[]) => never): void {
-  for (const [name, fields] of Object.entries(table)) {
-    const mod = process.getBuiltinModule(`node:${name}`) as Record<string, unknown>
-    for (const field of fields) replace(mod, field, deny(`${name}.${field}`))
-    const promises = mod.promises as Record<string, unknown> | undefined
-    if (name === 'dns' && promises !== undefined) for (const field of fields) replace(promises, field, deny(`dns.promises.${field}`))
+function guardAll(table: Record<string, string[]>): void {
+  const names = Object.keys(table).filter((name) => !guarded.has(name))
+  if (names.length === 0) return
+  for (const name of names) guarded.add(name)
+  if (names.includes('net')) {
+    // Node makes process.stdin, stdout and stderr on first use, from net.Socket over a pipe
+    // (a strict process's channel and output): make them before net.Socket is refused.
+    void process.stdin
+    void process.stdout
+    void process.stderr
   }
+  for (const name of names) {
+    const fields = table[name] as string[]
+    const mod = builtin(`node:${name}`) as Record<string, unknown>
+    for (const field of fields) replace(mod, field, networkDenied(`${name}.${field}`))
+    const promises = mod.promises as Record<string, unknown> | undefined
+    if (name === 'dns' && promises !== undefined) for (const field of fields) replace(promises, field, networkDenied(`dns.promises.${field}`))
+  }
+  // What `import { connect } from 'node:net'` sees, too.
+  ;(builtin('node:module') as typeof import('node:module')).syncBuiltinESMExports()
 }
 
 function replace(target: Record<string, unknown>, field: string, value: unknown): void {
@@ -70,15 +109,31 @@ function replace(target: Record<string, unknown>, field: string, value: unknown)
   Object.defineProperty(target, field, { value, writable: true, configurable: true, enumerable: true })
 }
 
+/**
+ * Every way pack code reaches a built-in module passes one of two doors: the module resolver
+ * (import, import(), require, createRequire, Module._load), which runs the hook below, and
+ * process.getBuiltinModule, wrapped. Each guards the module on its way out.
+ */
 export function installNetworkGuard(): void {
-  patch(NETWORK, networkDenied)
-  patch(SPAWN, networkDenied)
   for (const name of ['fetch', 'WebSocket', 'EventSource']) {
-    if (name in globalThis) Object.defineProperty(globalThis, name, { value: networkDenied(name), writable: false, configurable: false })
+    if (!(name in globalThis)) continue
+    // Deleted first: redefining WebSocket in place makes Node load undici (and http2, tls) to build it.
+    delete (globalThis as Record<string, unknown>)[name]
+    Object.defineProperty(globalThis, name, { value: networkDenied(name), writable: false, configurable: false })
   }
-  // What `import { connect } from 'node:net'` sees, too (node:module is loaded only here).
-  const { syncBuiltinESMExports } = process.getBuiltinModule('node:module') as typeof import('node:module')
-  syncBuiltinESMExports()
+  const { registerHooks } = builtin('node:module') as typeof import('node:module')
+  registerHooks({
+    resolve(specifier, context, nextResolve) {
+      const resolved = nextResolve(specifier, context)
+      if (resolved.url.startsWith('node:')) guardModule(resolved.url)
+      return resolved
+    },
+  })
+  const getBuiltinModule = (id: string): unknown => {
+    if (typeof id === 'string') guardModule(id)
+    return builtin(id)
+  }
+  Object.defineProperty(process, 'getBuiltinModule', { value: getBuiltinModule, writable: false, configurable: false })
 }
 
 /**

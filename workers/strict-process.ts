@@ -60,13 +60,6 @@ async function main(): Promise<void> {
   const setup = (await channel.next()) as ToStrict | undefined
   if (setup?.type !== 'setup') return
   if (setup.sources !== undefined) pinSources(setup.sources)
-  // Node makes process.stdin/stdout/stderr on first use, as sockets over their pipes: under the
-  // network guard, make them before it refuses sockets to pack code (else on first use).
-  if (setup.traits.networkGuard) {
-    void process.stdout
-    void process.stderr
-    channel.listen()
-  }
   await prepare(setup.traits)
   send({ type: 'spare-ready' })
   const next = (await channel.next()) as ToStrict | undefined

@@ -195,3 +195,40 @@ describe('limits and network policy', () => {
     for (const [i, res] of others.entries()) expect(res.body).toEqual({ v: 2, kind: 'result', output: { ms: 400, i } })
   })
 })
+
+const NETWORK_DOORS = 13
+
+for (const posture of ['none', 'strict'] as const) {
+  describe(`under ${posture}, a network-none tool finds every door to the network refused`, () => {
+    const host = sharedHost({ index: HOSTILE, env: posture === 'strict' ? { KINDGI_PACK_SANDBOX: 'strict' } : {} })
+
+    it('import, require, Module._load, getBuiltinModule, the _http and _tls names, the agents, fetch and WebSocket each answer ERR_PACK_NETWORK_DENIED; stdout still works', async () => {
+      const res = await invoke(host, 'network-routes')
+      expect(res.body.kind, JSON.stringify(res.body)).toBe('result')
+      const { doors, stdout } = res.body.output
+      expect(Object.keys(doors)).toHaveLength(NETWORK_DOORS)
+      for (const [door, said] of Object.entries(doors)) expect.soft(said, door).toBe('ERR_PACK_NETWORK_DENIED')
+      expect(stdout).toBe('written')
+      for (let i = 0; i < 50 && !host.stdout().includes('network-routes still speaks'); i++) await sleep(20)
+      expect(host.stdout()).toContain('network-routes still speaks')
+      await servesNormally(host)
+    })
+  })
+}
+
+describe('a strict network-none call loads no network module before its code reaches one, and every door is refused when it is the first reached', () => {
+  const host = sharedHost({ index: HOSTILE, env: { KINDGI_PACK_SANDBOX: 'strict' } })
+
+  it('each door, tried first in a call of its own, answers ERR_PACK_NETWORK_DENIED, with no network module loaded before it', async () => {
+    const all = (await invoke(host, 'network-routes')).body.output.doors as Record<string, string>
+    expect(Object.keys(all)).toHaveLength(NETWORK_DOORS)
+    for (const door of Object.keys(all)) {
+      const res = await invoke(host, 'network-routes', { doors: [door] })
+      expect(res.body.kind, JSON.stringify(res.body)).toBe('result')
+      // Loading them all up front was most of the start of such a process.
+      expect.soft(res.body.output.loadedBefore, `loaded before ${door}`).toEqual([])
+      expect.soft(res.body.output.doors[door], door).toBe('ERR_PACK_NETWORK_DENIED')
+    }
+    await servesNormally(host)
+  })
+})
