@@ -9,7 +9,7 @@ import type { Holder, ThreadBudget } from './thread-budget.js'
 export type RunningCall = {
   /** The worker's answer, or why it has none; never rejects. */
   answer: Promise<GroupAnswer>
-  /** Resolves once the worker can take another call or is gone: only then is the slot free. */
+  /** Resolves once the worker can take another call, is gone, or can run nothing more (killed): only then is the slot free. */
   freed: Promise<void>
   /** Fires the call's abortSignal and terminates the worker if it has not settled after the grace. */
   stop(reason: StopReason): void

@@ -150,6 +150,10 @@ export function createStrictGroup(options: StrictOptions): WorkerGroup {
           const given = checkedAnswer({ kind: 'result', result: event.result })
           resolveAnswer(given)
           killedFor = given.kind === 'result' && given.result.retire === 'memory' ? 'memory' : 'strict'
+          // Killed before this came, it runs nothing more: its caller's next call, sent the moment
+          // this answer reaches it, finds the slot free (a balancer with as many connections as
+          // the cap was refused otherwise). Its core stays taken in the budget until it has exited.
+          resolveFreed()
         }
       })
       void c.exited.then(({ code, signal, unreadable, notStarted }: Exit) => {

@@ -5,7 +5,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { invoke, invokeThenLeave, sharedHost, sleep, TOKEN } from '../helpers/host.js'
+import { invoke, invokeThenLeave, sharedHost, sleep, spawnHost, TOKEN } from '../helpers/host.js'
 import { cmdline, processTree } from '../walls/walls-helpers.js'
 
 const host = sharedHost({ env: { KINDGI_PACK_SANDBOX: 'strict' } })
@@ -108,6 +108,24 @@ describe("a strict process's doorbell rung by someone else", () => {
     expect((await running).body).toEqual({ v: 2, kind: 'result', output: { slept: 600 } })
     for (let i = 0; i < 3; i++) expect((await invoke(host, 'echo', { i })).body).toEqual({ v: 2, kind: 'result', output: { i } })
     expect(host.lines.filter((l) => l.kind === 'worker-replaced' && l.reason === 'crash')).toEqual([])
+  })
+})
+
+describe('as many callers as the cap, each sending its next call the moment its answer comes (a balancer)', () => {
+  it('are never refused: a strict call frees its slot as it is answered, its process already killed', async () => {
+    const capped = await spawnHost({ env: { KINDGI_PACK_SANDBOX: 'strict', KINDGI_PACK_SERVICE_MAX_CONCURRENCY: '2' } })
+    try {
+      const callers = [0, 1].map(async (caller) => {
+        const statuses: number[] = []
+        for (let i = 0; i < 25; i++) statuses.push((await invoke(capped, 'echo', { caller, i })).status)
+        return statuses
+      })
+      const statuses = (await Promise.all(callers)).flat()
+      expect(statuses).toHaveLength(50)
+      expect(statuses.filter((status) => status !== 200)).toEqual([])
+    } finally {
+      await capped.stop()
+    }
   })
 })
 
