@@ -231,4 +231,11 @@ describe('a strict network-none call loads no network module before its code rea
     }
     await servesNormally(host)
   })
+
+  it("hears its abortSignal after its code reached the network: the process's channel was made before net.Socket was refused", async () => {
+    const ctx = { tenantId: 't', runId: 'network-abort' }
+    const res = await invoke(host, 'network-routes', { doors: ['import net'], holdMs: 3000 }, { 'kindgi-timeout-ms': '500' }, { ctx })
+    expect(res.body).toMatchObject({ kind: 'error', code: 'deadline-exceeded' })
+    expect(await host.waitFor('log', (l) => l.runId === 'network-abort', 5000)).toMatchObject({ message: 'aborted', reason: 'deadline exceeded' })
+  })
 })
