@@ -5,7 +5,8 @@
 //
 //   queued ──budget──▶ running ──task settled──▶ ended
 //     │                   └─ stopped: abort notice; past the grace, its worker is terminated
-//     │                      (first in line, its turn not yet taken: taken back, as below)
+//     │                      (its turn not yet taken: taken back, as below; a worker that
+//     │                      does not reach that turn within the grace is terminated)
 //     └─ cores taken, a young fast call running ──▶ behind ──its turn──▶ running
 //                                                     └─ taken back (stopped, or waited too long) ──▶ queued again, or ended
 //                                                        leaving a stand-in in the line that runs nothing (withdrawn)
@@ -17,8 +18,10 @@
 // on the worker as a stand-in, which keeps its place in the line and answers not-run at its turn.
 //
 // A worker's ways back are two, both Piscina's: the task's result, or its rejection (the
-// worker exited, crashed, or was terminated). A call that never ran (it waited behind one that
-// died, or its worker had retired) is run elsewhere; one that ran is answered.
+// worker exited, crashed, or was terminated). Every call sent to a worker holds a turn slot,
+// and its worker takes the turn as it starts it: a call whose worker died before that (it
+// waited behind one that died, its worker had retired, or was still busy with what the call
+// before left) never ran and is run elsewhere; one that ran is answered.
 // Piscina is used through its public API: tasks that settle; `concurrentTasksPerWorker` so that
 // a call can wait behind a short one on its worker (line-up.ts) and start the moment it ends,
 // without a trip through this process's event loop; a `loadBalancer` that puts each call where
@@ -58,6 +61,12 @@ import { createWorkerLines } from './worker-lines.js'
 /** Calls in a row with nothing else in flight before one counts as lone: under load, streaks this long do not happen. */
 const LONE_STREAK = 16
 const POOLED_WORKER = fileURLToPath(new URL('./pooled.js', import.meta.url))
+/**
+ * How long a worker may take to reach the turn of a call first in line that was stopped, before
+ * it is taken for held (by code the call before left running) and ended. Longer than the abort
+ * grace: a worker finishing the call before (its output draining) is not held.
+ */
+const HELD_MS = 1_000
 /** How often a call past its cpuMs of wall time has its worker's busy time read. */
 const CPU_CHECK_MS = 20
 
@@ -240,6 +249,10 @@ export function createWarmPool(options: WarmPoolOptions): WarmPool {
     if (call.state === 'ended') return
     call.state = 'running'
     call.behind = undefined
+    // A turn for a call that waits behind none, too: its worker, idle to Piscina, may still be
+    // posting the answer ahead, or held by what that call left running. Should it die first,
+    // the call never ran and runs elsewhere; stopped first, it is taken back (withdraw).
+    call.task.turn ??= turns.claim()
     submit(call)
   }
 
@@ -306,6 +319,10 @@ export function createWarmPool(options: WarmPoolOptions): WarmPool {
     const box = call.task[CALL]
     if (box !== undefined) box.call = standIn
     if (call.threadId !== undefined) lines.replace(call.threadId, call, standIn)
+    // First in line, nothing runs ahead of it: a worker that does not reach its turn within
+    // HELD_MS is held by what the call before left running, and is ended, or it would hold the
+    // stand-in's place in the budget for good.
+    if (call.state === 'running') standIn.timer = setTimeout(() => endHeldWorker(standIn), HELD_MS)
     call.task = { ...call.task, turn: undefined, [CALL]: undefined }
     again(call)
     return true
@@ -313,9 +330,19 @@ export function createWarmPool(options: WarmPoolOptions): WarmPool {
 
   /** A stand-in's task has settled (or its worker is gone): it gives back the budget place it may have been handed. */
   function standInDone(standIn: Call): void {
+    clearTimeout(standIn.timer)
     standIn.state = 'ended'
     standIn.ticket?.done()
     standIn.ticket = undefined
+  }
+
+  /** A stand-in first in line whose worker never reached its turn: that worker is ended, and is replaced. */
+  function endHeldWorker(standIn: Call): void {
+    const threadId = standIn.threadId
+    if (standIn.state !== 'withdrawn' || closing || threadId === undefined || ending.has(threadId)) return
+    ending.add(threadId)
+    options.onReplaced(standIn.stopped ?? 'deadline', standIn.id)
+    void thread(threadId)?.terminate()
   }
 
   /** A call that never ran goes round again: with its budget place if it holds one, else through the budget. */

@@ -46,7 +46,7 @@ export type CallTask = {
   nonce?: string
   /** Warm workers only: the call was stopped before it reached its worker, which runs nothing of it. */
   withdrawn?: boolean
-  /** Warm workers only, a call sent to wait behind another: its turn slot, which decides whether it runs there (workers/shared-memory/turn.ts). */
+  /** Warm workers only: the call's turn slot, which decides whether it runs there (workers/shared-memory/turn.ts). */
   turn?: number
 }
 

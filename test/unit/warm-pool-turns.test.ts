@@ -2,7 +2,8 @@
 // call ahead answers, but its worker takes its turn a little later (the real one waits for pack
 // code's output to drain). A stop in that window must still take it back: it runs nothing, and
 // no worker is terminated for it; a worker that dies in that window never ran it, so it runs
-// elsewhere. The worker here is a stand-in that holds that window open.
+// elsewhere, and so does a call sent to that worker after the answer ahead, which is idle to
+// Piscina. The worker here is a stand-in that holds that window open.
 import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
 import type { CallTask } from '../../src/protocol/worker-messages.js'
@@ -35,6 +36,26 @@ describe('a call first in line whose worker has not taken its turn yet', () => {
     const after = pool.run(task({}))
     expect(await after.answer).toMatchObject({ kind: 'result', result: { body: expect.stringContaining(`"callId":${nextId - 1}`) } })
     expect(replaced).toEqual([])
+  })
+
+  it('sent after the answer ahead, to a worker idle to Piscina that dies before taking its turn, runs on another: it had not run', async () => {
+    const ahead = pool.run(task({ gap: 'exit' }))
+    expect(await ahead.answer).toMatchObject({ kind: 'result' })
+    const nextTask = task({})
+    expect(await pool.run(nextTask).answer).toMatchObject(output(nextTask.callId))
+  })
+
+  it('stopped while its worker is held past HELD_MS by what the call ahead left running: it never ran, and that worker is ended and replaced', async () => {
+    replaced.length = 0
+    const ahead = pool.run(task({ gap: true, gapMs: 5000 }))
+    expect(await ahead.answer).toMatchObject({ kind: 'result' })
+    const held = pool.run(task({}))
+    held.stop('deadline')
+    expect(await held.answer).toMatchObject({ kind: 'died', detail: 'it was stopped before it ran' })
+    for (let i = 0; i < 40 && replaced.length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 50))
+    expect(replaced).toEqual(['deadline'])
+    const afterTask = task({})
+    expect(await pool.run(afterTask).answer).toMatchObject(output(afterTask.callId))
   })
 
   it('runs on another worker when its worker dies before taking its turn: it had not run', async () => {

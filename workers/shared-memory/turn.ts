@@ -1,4 +1,4 @@
-// Who decides whether a call waiting behind another on a warm worker runs there: the worker, as
+// Who decides whether a call sent to a warm worker runs there: the worker, as
 // its turn comes, or the pack process, taking it back to run elsewhere (it waited too long, or
 // was stopped). A message cannot settle it: a worker busy in synchronous pack code reads no
 // message until that code returns, and a call taken back by message would wait for it, or, its
@@ -8,7 +8,7 @@
 //
 // Layout: one SharedArrayBuffer per pool of Int32 slots, made by the pack process and handed to
 // each of its workers with their setup (taken out of workerData before pack code loads). A call
-// sent behind another holds a slot (CallTask.turn, the slot's index) from then until Piscina
+// sent to a worker holds a slot (CallTask.turn, the slot's index) from then until Piscina
 // settles its task, the call's or its stand-in's: a slot is given again only once its worker
 // is done with it. A slot's value:
 //   0 WAITING    neither side has decided yet (set as the slot is given)
