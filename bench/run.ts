@@ -252,9 +252,10 @@ async function main(): Promise<void> {
       phase(`round ${round}: ceilings`)
       log(`round ${round}: strict-process ceiling ${top.rps.toFixed(1)}/s`)
       for (const c of cases) {
+        const strict = c.id === 'strict' || c.id === 'strict-none'
         for (const connections of CONNECTIONS) {
-          // Each group's pool shrinks back after 30 s idle: grow it again before measuring at 32 callers.
-          if (connections > 1 && c.id !== 'strict') {
+          // Each group's pool shrinks back after 30 s idle: grow it again before measuring at 32 callers (a strict call has no pool).
+          if (connections > 1 && !strict) {
             const warmed = await prewarm(gen, host, c.body, o)
             prewarmed.push({ round, caseId: c.id, ...warmed })
             log(`round ${round} ${c.id}: the host's pool stopped growing at ${warmed.threads} OS threads after ${warmed.seconds.toFixed(1)} s`)
@@ -264,7 +265,7 @@ async function main(): Promise<void> {
           for (const server of [host, reference]) {
             const before = bracketsStrict && server === host ? await runCeiling(strictCeilingSpec(m.nproc, ceilingS, false)) : undefined
             // A strict call has no warm pool to warm up; quick mode saves the time (a strict call lasts a worker start).
-            const r = await measure(gen, server, c.body, connections, o, undefined, o.quick && c.id === 'strict' ? 0 : o.warmupS)
+            const r = await measure(gen, server, c.body, connections, o, undefined, o.quick && strict ? 0 : o.warmupS)
             runs.push({ round, caseId: c.id, connections, server: server.name as Run['server'], ...r })
             log(`round ${round} ${c.id} x${connections} ${server.name}: ${rate(r.load.rps)} p50 ${micros(r.load.p50Us)} p99 ${micros(r.load.p99Us)}`)
             if (before !== undefined) {
