@@ -24,13 +24,29 @@ function denial(code: string, why: (what: string) => string): (what: string) => 
 
 const networkDenied = denial('ERR_PACK_NETWORK_DENIED', (what) => `tool "${currentTool}" declares network none (${what} refused)`)
 
-const NETWORK: Record<string, string[]> = {
-  net: ['connect', 'createConnection', 'createServer', 'Socket', 'Server', 'Stream', '_createServerHandle'],
+// The guard runs again after pack code has run (as pack code first reaches a module), when pack
+// code may have replaced anything of the realm's: what it uses is taken now, before any pack
+// code, its tables have no prototype, and it walks arrays by index.
+const { defineProperty, getOwnPropertyDescriptor, keys, setPrototypeOf } = Object
+const apply = Reflect.apply
+const startsWith = String.prototype.startsWith
+const sliceString = String.prototype.slice
+const builtin = process.getBuiltinModule
+const moduleApi = builtin('node:module') as typeof import('node:module')
+const syncBuiltinESMExports = moduleApi.syncBuiltinESMExports
+const registerHooks = moduleApi.registerHooks
+
+function table<T>(entries: Record<string, T>): Record<string, T> {
+  return setPrototypeOf(entries, null) as Record<string, T>
+}
+
+const NETWORK = table<string[]>({
+  net: ['connect', 'createConnection', 'createServer', 'Socket', 'Server', 'Stream', '_createServerHandle', 'BoundSocket'],
   tls: ['connect', 'createServer', 'Server', 'TLSSocket', 'createSecureContext'],
   http: ['request', 'get', 'createServer', 'Server', 'Agent', 'ClientRequest'],
   https: ['request', 'get', 'createServer', 'Server', 'Agent'],
   http2: ['connect', 'createServer', 'createSecureServer'],
-  dgram: ['createSocket', 'Socket'],
+  dgram: ['createSocket', 'Socket', '_createSocketHandle'],
   dns: [
     'lookup',
     'lookupService',
@@ -46,86 +62,136 @@ const NETWORK: Record<string, string[]> = {
     'resolvePtr',
     'resolveSoa',
     'resolveSrv',
+    'resolveTlsa',
     'resolveTxt',
     'reverse',
     'Resolver',
+    // It puts the real resolve functions back on the module.
+    'setServers',
   ],
   // Node's older names for the modules under http and tls, public still.
   _http_agent: ['Agent'],
   _http_client: ['ClientRequest'],
   _http_server: ['Server'],
   _tls_wrap: ['connect', 'createServer', 'Server', 'TLSSocket'],
-}
-const SPAWN: Record<string, string[]> = {
-  child_process: ['spawn', 'spawnSync', 'exec', 'execSync', 'execFile', 'execFileSync', 'fork'],
+  _tls_common: ['createSecureContext'],
+})
+const SPAWN = table<string[]>({
+  child_process: ['spawn', 'spawnSync', 'exec', 'execSync', 'execFile', 'execFileSync', 'fork', 'ChildProcess'],
   worker_threads: ['Worker'],
   cluster: ['fork'],
-}
-/** Names under which a guarded module is reached as well. */
-const SAME_MODULE: Record<string, string> = { 'dns/promises': 'dns' }
-
-const builtin = process.getBuiltinModule
-const guarded = new Set<string>()
+})
+/** Guarded alone, as pack code reaches them: nothing else reaches the network through them. */
+const SOLO = table<string[]>({ inspector: ['open'], 'inspector/promises': ['open'] })
+/** Modules that reach a guarded one's functions or classes under another name. */
+const REACHES = table<'net' | 'network' | 'spawn'>({
+  'dns/promises': 'network',
+  // Their classes extend net.Socket (Object.getPrototypeOf gives it).
+  tty: 'net',
+  _stream_wrap: 'net',
+  // The test runner starts processes with the spawn it took as it loaded.
+  test: 'spawn',
+})
+/** What a dgram socket sends and receives through, however its class was reached. */
+const DGRAM_SOCKET = ['bind', 'connect', 'send']
+const guarded = table<boolean>({})
 
 /**
  * Refuses what a module offers for the network (or to start a process, which could reach it)
  * the first time pack code reaches for it: loading every network module up front (tls and
  * http2 above all) was most of the start of a strict call's process. The first network module
  * reached guards them all, net first and in this order, as they were guarded up front: each
- * module then takes its lower layers' functions guarded when it loads and keeps them
- * (http's Agent.prototype.createConnection is net.createConnection, taken at load).
+ * module then takes its lower layers' functions guarded when it loads and keeps them. A spawn
+ * module guards the spawn modules, child_process first.
  */
 function guardModule(id: string): void {
-  const bare = id.startsWith('node:') ? id.slice(5) : id
-  const name = SAME_MODULE[bare] ?? bare
-  if (name in NETWORK) guardAll(NETWORK)
-  else if (name in SPAWN) guardAll({ [name]: SPAWN[name] as string[] })
+  const name = apply(startsWith, id, ['node:']) ? (apply(sliceString, id, [5]) as string) : id
+  const reach = REACHES[name]
+  if (reach === 'net') guardNet()
+  else if (reach === 'network' || NETWORK[name] !== undefined) guardTable(NETWORK)
+  else if (reach === 'spawn' || SPAWN[name] !== undefined) guardTable(SPAWN)
+  else if (SOLO[name] !== undefined) guardTable(table({ [name]: SOLO[name] as string[] }))
 }
 
-function guardAll(table: Record<string, string[]>): void {
-  const names = Object.keys(table).filter((name) => !guarded.has(name))
-  if (names.length === 0) return
-  for (const name of names) guarded.add(name)
-  if (names.includes('net')) {
-    // Node makes process.stdin, stdout and stderr on first use, from net.Socket over a pipe
-    // (a strict process's channel and output): make them before net.Socket is refused.
-    void process.stdin
-    void process.stdout
-    void process.stderr
+/**
+ * net first, and its sockets whatever way their class was reached (process.stdin.constructor,
+ * tty's WriteStream, TLSSocket): every one connects and listens through these prototypes.
+ * Node makes process.stdin, stdout and stderr on first use, from net.Socket over a pipe (a
+ * strict process's channel and output): made before net.Socket is refused.
+ */
+function guardNet(): void {
+  if (guarded.net === true) return
+  guarded.net = true
+  for (let i = 0; i < STDIO.length; i++) {
+    const get = stdioGetters[STDIO[i] as Stdio]
+    if (get !== undefined) apply(get, process, [])
   }
-  for (const name of names) {
-    const fields = table[name] as string[]
-    const mod = builtin(`node:${name}`) as Record<string, unknown>
-    for (const field of fields) replace(mod, field, networkDenied(`${name}.${field}`))
+  const net = builtin('node:net') as typeof import('node:net')
+  const { Socket, Server } = net
+  replace(Socket.prototype as never, 'connect', networkDenied('net.Socket.prototype.connect'))
+  replace(Server.prototype as never, 'listen', networkDenied('net.Server.prototype.listen'))
+  guardFields(net as never, 'net', NETWORK.net as string[])
+  syncBuiltinESMExports()
+}
+
+function guardTable(modules: Record<string, string[]>): void {
+  if (modules === NETWORK) guardNet()
+  const names = keys(modules)
+  for (let i = 0; i < names.length; i++) {
+    const name = names[i] as string
+    if (guarded[name] === true) continue
+    guarded[name] = true
+    const mod = builtin(`node:${name}`) as Record<string, unknown> | undefined
+    if (mod === undefined) continue // not in this release of Node
+    if (name === 'dgram') {
+      const proto = (mod.Socket as { prototype: Record<string, unknown> }).prototype
+      guardFields(proto, 'dgram.Socket.prototype', DGRAM_SOCKET)
+    }
+    if (name === 'child_process') {
+      const proto = (mod.ChildProcess as { prototype: Record<string, unknown> }).prototype
+      replace(proto, 'spawn', networkDenied('child_process.ChildProcess.prototype.spawn'))
+    }
+    guardFields(mod, name, modules[name] as string[])
     const promises = mod.promises as Record<string, unknown> | undefined
-    if (name === 'dns' && promises !== undefined) for (const field of fields) replace(promises, field, networkDenied(`dns.promises.${field}`))
+    if (name === 'dns' && promises !== undefined) guardFields(promises, 'dns.promises', modules[name] as string[])
   }
   // What `import { connect } from 'node:net'` sees, too.
-  ;(builtin('node:module') as typeof import('node:module')).syncBuiltinESMExports()
+  syncBuiltinESMExports()
+}
+
+function guardFields(mod: Record<string, unknown>, name: string, fields: string[]): void {
+  for (let i = 0; i < fields.length; i++) replace(mod, fields[i] as string, networkDenied(`${name}.${fields[i]}`))
 }
 
 function replace(target: Record<string, unknown>, field: string, value: unknown): void {
   if (typeof target[field] !== 'function') return
-  Object.defineProperty(target, field, { value, writable: true, configurable: true, enumerable: true })
+  defineProperty(target, field, { value, writable: true, configurable: true, enumerable: true })
 }
+
+const STDIO = ['stdin', 'stdout', 'stderr'] as const
+type Stdio = (typeof STDIO)[number]
+/** Node's own getters for process.stdin, stdout and stderr (wrapped below). */
+const stdioGetters = table<(() => unknown) | undefined>({})
 
 /**
  * Every way pack code reaches a built-in module passes one of two doors: the module resolver
  * (import, import(), require, createRequire, Module._load), which runs the hook below, and
- * process.getBuiltinModule, wrapped. Each guards the module on its way out.
+ * process.getBuiltinModule, wrapped. Each guards the module on its way out. process.stdin,
+ * stdout and stderr are net sockets over pipes, reached with no door: reading them guards net.
+ * Pack code's own resolve hooks would run before this one: registering one guards everything
+ * first. module.register runs its hooks on a thread of their own, unguarded: refused.
  */
 export function installNetworkGuard(): void {
   for (const name of ['fetch', 'WebSocket', 'EventSource']) {
     if (!(name in globalThis)) continue
     // Deleted first: redefining WebSocket in place makes Node load undici (and http2, tls) to build it.
     delete (globalThis as Record<string, unknown>)[name]
-    Object.defineProperty(globalThis, name, { value: networkDenied(name), writable: false, configurable: false })
+    defineProperty(globalThis, name, { value: networkDenied(name), writable: false, configurable: false })
   }
-  const { registerHooks } = builtin('node:module') as typeof import('node:module')
   registerHooks({
     resolve(specifier, context, nextResolve) {
       const resolved = nextResolve(specifier, context)
-      if (resolved.url.startsWith('node:')) guardModule(resolved.url)
+      if (apply(startsWith, resolved.url, ['node:'])) guardModule(resolved.url)
       return resolved
     },
   })
@@ -133,7 +199,31 @@ export function installNetworkGuard(): void {
     if (typeof id === 'string') guardModule(id)
     return builtin(id)
   }
-  Object.defineProperty(process, 'getBuiltinModule', { value: getBuiltinModule, writable: false, configurable: false })
+  defineProperty(process, 'getBuiltinModule', { value: getBuiltinModule, writable: false, configurable: false })
+  for (const name of STDIO) {
+    const own = getOwnPropertyDescriptor(process, name)
+    if (own?.get === undefined || !own.configurable) continue
+    stdioGetters[name] = own.get
+    const get = own.get
+    defineProperty(process, name, {
+      configurable: false,
+      enumerable: own.enumerable,
+      get: () => {
+        guardNet()
+        return apply(get, process, [])
+      },
+    })
+  }
+  const guardedRegisterHooks: typeof registerHooks = (hooks) => {
+    guardTable(NETWORK)
+    guardTable(SPAWN)
+    return registerHooks(hooks)
+  }
+  defineProperty(moduleApi, 'registerHooks', { value: guardedRegisterHooks, writable: false, configurable: false })
+  defineProperty(moduleApi, 'register', { value: networkDenied('module.register'), writable: false, configurable: false })
+  syncBuiltinESMExports()
+  // It becomes another program, with this process's every right.
+  if (typeof process.execve === 'function') defineProperty(process, 'execve', { value: networkDenied('process.execve'), writable: false, configurable: false })
 }
 
 /**
