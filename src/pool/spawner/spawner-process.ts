@@ -84,6 +84,9 @@ function start(message: Extract<ToSpawner, { t: 'start' }>): void {
     output,
     (msg) => {
       if (unreadable || !process.connected) return
+      // Its answer given, it has nothing left to do: ended here, a message sooner than the front
+      // could, and before the answer goes on, so the front frees its slot knowing it runs nothing more.
+      if (message.endAfter !== undefined && (msg as { type?: unknown } | null)?.type === message.endAfter) child.kill('SIGKILL')
       // What cannot cross to the front (V8's serializer gives up on a value nested some
       // thousands deep) is no message either: it must not throw here, where it would end us.
       try {
@@ -99,8 +102,6 @@ function start(message: Extract<ToSpawner, { t: 'start' }>): void {
         kill()
         return
       }
-      // Its answer given, it has nothing left to do: ended here, a message sooner than the front could.
-      if (message.endAfter !== undefined && (msg as { type?: unknown } | null)?.type === message.endAfter) child.kill('SIGKILL')
       // A process that floods its channel waits for the front to take what it sent.
       if (relaying >= MAX_RELAYING) input.pause()
     },
