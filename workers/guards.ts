@@ -121,7 +121,6 @@ function guardModule(id: string): void {
  */
 function guardNet(): void {
   if (guarded.net === true) return
-  guarded.net = true
   for (let i = 0; i < STDIO.length; i++) {
     const get = stdioGetters[STDIO[i] as Stdio]
     if (get !== undefined) apply(get, process, [])
@@ -132,6 +131,8 @@ function guardNet(): void {
   replace(Server.prototype as never, 'listen', networkDenied('net.Server.prototype.listen'))
   guardFields(net as never, 'net', NETWORK.net as string[])
   syncBuiltinESMExports()
+  // Only now: a guard that failed half way is tried again at the next door, and that door fails meanwhile.
+  guarded.net = true
 }
 
 function guardTable(modules: Record<string, string[]>): void {
@@ -140,7 +141,6 @@ function guardTable(modules: Record<string, string[]>): void {
   for (let i = 0; i < names.length; i++) {
     const name = names[i] as string
     if (guarded[name] === true) continue
-    guarded[name] = true
     const mod = builtin(`node:${name}`) as Record<string, unknown> | undefined
     if (mod === undefined) continue // not in this release of Node
     if (name === 'dgram') {
@@ -154,6 +154,7 @@ function guardTable(modules: Record<string, string[]>): void {
     guardFields(mod, name, modules[name] as string[])
     const promises = mod.promises as Record<string, unknown> | undefined
     if (name === 'dns' && promises !== undefined) guardFields(promises, 'dns.promises', modules[name] as string[])
+    guarded[name] = true
   }
   // What `import { connect } from 'node:net'` sees, too.
   syncBuiltinESMExports()
@@ -165,7 +166,9 @@ function guardFields(mod: Record<string, unknown>, name: string, fields: string[
 
 function replace(target: Record<string, unknown>, field: string, value: unknown): void {
   if (typeof target[field] !== 'function') return
-  defineProperty(target, field, { value, writable: true, configurable: true, enumerable: true })
+  // A descriptor with no prototype: a `get` or `set` pack code put on Object.prototype would
+  // make it invalid, and the module would stay unguarded.
+  defineProperty(target, field, table<unknown>({ value, writable: true, configurable: true, enumerable: true }) as PropertyDescriptor)
 }
 
 const STDIO = ['stdin', 'stdout', 'stderr'] as const
@@ -205,8 +208,9 @@ export function installNetworkGuard(): void {
     if (own?.get === undefined || !own.configurable) continue
     stdioGetters[name] = own.get
     const get = own.get
+    // Configurable, for libraries that stand in for stdio: a stand-in is no socket of Node's.
     defineProperty(process, name, {
-      configurable: false,
+      configurable: true,
       enumerable: own.enumerable,
       get: () => {
         guardNet()
@@ -217,6 +221,7 @@ export function installNetworkGuard(): void {
   const guardedRegisterHooks: typeof registerHooks = (hooks) => {
     guardTable(NETWORK)
     guardTable(SPAWN)
+    guardTable(SOLO)
     return registerHooks(hooks)
   }
   defineProperty(moduleApi, 'registerHooks', { value: guardedRegisterHooks, writable: false, configurable: false })

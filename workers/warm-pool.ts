@@ -6,7 +6,7 @@
 //   queued ──budget──▶ running ──task settled──▶ ended
 //     │                   └─ stopped: abort notice; past the grace, its worker is terminated
 //     │                      (its turn not yet taken: taken back, as below; a worker that
-//     │                      does not reach that turn within the grace is terminated)
+//     │                      leaves such a task first in line for HELD_MS is terminated)
 //     └─ cores taken, a young fast call running ──▶ behind ──its turn──▶ running
 //                                                     └─ taken back (stopped, or waited too long) ──▶ queued again, or ended
 //                                                        leaving a stand-in in the line that runs nothing (withdrawn)
@@ -134,6 +134,8 @@ export function createWarmPool(options: WarmPoolOptions): WarmPool {
   const notExited = new Set<Worker>()
   /** Workers this module is ending (a call retired its worker, or ran past its deadline): the balancer gives them nothing, and calls that reach them run elsewhere. */
   const ending = new Set<number>()
+  /** Workers whose death (or breaking) a line has already said. */
+  const saidDied = new Set<number>()
   /** Calls handed to Piscina and not settled, by call id: file requests are honoured only for these. */
   const inPiscina = new Map<number, Call>()
   const lines = createWorkerLines<Call>()
@@ -172,7 +174,10 @@ export function createWarmPool(options: WarmPoolOptions): WarmPool {
   pool.on('workerDestroy', (worker: { id: number }) => {
     threads.delete(worker.id)
     // Thread ids are never reused; the calls Piscina rejects with the worker still look it up.
-    setTimeout(() => ending.delete(worker.id), 1_000).unref()
+    setTimeout(() => {
+      ending.delete(worker.id)
+      saidDied.delete(worker.id)
+    }, 1_000).unref()
   })
   // An idle worker that dies (a timer throwing after its call answered) surfaces here.
   pool.on('error', () => {
@@ -319,10 +324,8 @@ export function createWarmPool(options: WarmPoolOptions): WarmPool {
     const box = call.task[CALL]
     if (box !== undefined) box.call = standIn
     if (call.threadId !== undefined) lines.replace(call.threadId, call, standIn)
-    // First in line, nothing runs ahead of it: a worker that does not reach its turn within
-    // HELD_MS is held by what the call before left running, and is ended, or it would hold the
-    // stand-in's place in the budget for good.
-    if (call.state === 'running') standIn.timer = setTimeout(() => endHeldWorker(standIn), HELD_MS)
+    // First in line, nothing runs ahead of it on its worker (watchHeld).
+    if (call.state === 'running' && standIn.threadId !== undefined) watchHeld(standIn)
     call.task = { ...call.task, turn: undefined, [CALL]: undefined }
     again(call)
     return true
@@ -336,12 +339,22 @@ export function createWarmPool(options: WarmPoolOptions): WarmPool {
     standIn.ticket = undefined
   }
 
-  /** A stand-in first in line whose worker never reached its turn: that worker is ended, and is replaced. */
-  function endHeldWorker(standIn: Call): void {
-    const threadId = standIn.threadId
-    if (standIn.state !== 'withdrawn' || closing || threadId === undefined || ending.has(threadId)) return
+  /**
+   * A task that is to run nothing (a stand-in, or a call stopped before it reached a worker) is
+   * first in line on its worker: the worker settles it the moment it takes its turn. One that has
+   * not within HELD_MS is held by what the call before left running, and is ended, or the task
+   * would hold its place in the budget (and its worker) for good.
+   */
+  function watchHeld(call: Call): void {
+    clearTimeout(call.timer)
+    call.timer = setTimeout(() => endHeldWorker(call), HELD_MS)
+  }
+
+  function endHeldWorker(call: Call): void {
+    const threadId = call.threadId
+    if (call.state === 'ended' || closing || threadId === undefined || ending.has(threadId)) return
     ending.add(threadId)
-    options.onReplaced(standIn.stopped ?? 'deadline', standIn.id)
+    options.onReplaced(call.stopped ?? 'crash', call.id)
     void thread(threadId)?.terminate()
   }
 
@@ -399,13 +412,18 @@ export function createWarmPool(options: WarmPoolOptions): WarmPool {
     // Stopped while it waited for a worker: it goes as the balancer's choice (Piscina posts the task
     // after this), and the worker runs nothing of it.
     if (call.stopped !== undefined) call.task.withdrawn = true
-    if (lines.add(threadId, call) && call.task.withdrawn !== true) running(call)
+    if (!lines.add(threadId, call)) return
+    if (call.task.withdrawn === true) watchHeld(call)
+    else running(call)
   }
 
   /** The call is the one its worker runs now. */
   function running(call: Call): void {
-    // A stand-in: its worker answers not-run at once, and it passes its budget place on then.
-    if (call.state === 'withdrawn') return
+    // A stand-in: its worker answers not-run at its turn, and it passes its budget place on then.
+    if (call.state === 'withdrawn') {
+      watchHeld(call)
+      return
+    }
     if (call.state === 'behind') {
       call.state = 'running'
       clearTimeout(call.timer)
@@ -497,6 +515,14 @@ export function createWarmPool(options: WarmPoolOptions): WarmPool {
     }
     // It waited in line on a worker that died, or reached one another call had retired: it ran nothing.
     if (!ran) {
+      // Failed by a worker that has not exited (its runner broke, pack code can do that): it
+      // would fail the call again, and every call after it, so it is ended and replaced.
+      const worker = call.threadId === undefined ? undefined : threads.get(call.threadId)
+      if (worker !== undefined && notExited.has(worker) && !ending.has(call.threadId as number)) {
+        ending.add(call.threadId as number)
+        diedOnce(call.threadId, () => options.onReplaced('crash', undefined))
+        void worker.terminate()
+      }
       again(call)
       return
     }
@@ -507,8 +533,15 @@ export function createWarmPool(options: WarmPoolOptions): WarmPool {
       return
     }
     const death = describeDeath(err)
-    if (!call.answered) options.onReplaced(death.reason, call.id)
+    if (!call.answered) diedOnce(call.threadId, () => options.onReplaced(death.reason, call.id))
     end(call, { kind: 'died', ...death })
+  }
+
+  /** A worker that died (or broke) with several calls on it is said to be replaced once, by the first of them to learn it. */
+  function diedOnce(threadId: number | undefined, say: () => void): void {
+    if (threadId !== undefined && saidDied.has(threadId)) return
+    if (threadId !== undefined) saidDied.add(threadId)
+    say()
   }
 
   function retire(threadId: number, id: string, why: NonNullable<CallResult['retire']>): void {

@@ -23,7 +23,9 @@ const throwsIsolated: RunnableEntry = { ...entry('throws', { posture: 'context-i
 // another. One entry per test, as each keeps its own record of how long its calls take.
 const LINE_TOOLS = ['line-a', 'line-b', 'line-c', 'line-d', 'line-e', 'line-f']
 const lineTools = LINE_TOOLS.map((id) => ({ ...entry(id), absPath: fileURLToPath(new URL('../fixtures/warm-lines/line.js', import.meta.url)) }))
-const entries = [...['echo', 'sleep', 'spin', 'exit', 'marker', 'busy'].map((id) => entry(id)), reject, throwsIsolated, ...lineTools]
+// Leaves its worker alive but failing every call after it before the call starts.
+const breakRunner: RunnableEntry = { ...entry('break-runner'), absPath: fileURLToPath(new URL('../fixtures/warm-lines/break-runner.js', import.meta.url)) }
+const entries = [...['echo', 'sleep', 'spin', 'exit', 'marker', 'busy'].map((id) => entry(id)), reject, throwsIsolated, breakRunner, ...lineTools]
 // One core: every call after the first waits in the budget for the one before.
 const { pool, replaced } = warmPool(entries, 1, 3)
 
@@ -79,6 +81,15 @@ describe('a worker that ends at any point of a call', () => {
     expect(await dying.answer).toMatchObject({ kind: 'died', reason: 'crash', detail: 'nobody handles this rejection' })
     expect(await after.answer).toEqual(output({ after: true }))
     expect(replaced).toEqual(['crash'])
+  })
+
+  it('left alive but failing every call before it starts (pack code broke its runner): it is ended and replaced, and the next call runs on another worker at once', async () => {
+    replaced.length = 0
+    await pool.run(task('break-runner', {})).answer
+    const started = Date.now()
+    expect(await pool.run(task('echo', { after: 'broken' })).answer).toEqual(output({ after: 'broken' }))
+    expect(Date.now() - started).toBeLessThan(2000)
+    expect(replaced).toContain('crash')
   })
 
   it("terminated past a deadline's grace: the calls queued after it are untouched", async () => {
