@@ -62,9 +62,10 @@ import { createWorkerLines } from './worker-lines.js'
 const LONE_STREAK = 16
 const POOLED_WORKER = fileURLToPath(new URL('./pooled.js', import.meta.url))
 /**
- * How long a worker may take to reach the turn of a call first in line that was stopped, before
- * it is taken for held (by code the call before left running) and ended. Longer than the abort
- * grace: a worker finishing the call before (its output draining) is not held.
+ * How long a worker may leave a task that is to run nothing (a stand-in, a call stopped before
+ * its turn) first in line before it is taken for held (by code the call before left running)
+ * and ended. Longer than the abort grace: a worker finishing the call before (its output
+ * draining) is not held.
  */
 const HELD_MS = 1_000
 /** How often a call past its cpuMs of wall time has its worker's busy time read. */
