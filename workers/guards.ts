@@ -1,8 +1,8 @@
 // In-worker guards installed before any pack module loads: network none (docs/spec/CONTRACT.md §6),
 // no process.binding, and no signals to the service itself. They patch Node's built-in
-// modules (the network ones as pack code first reaches each), so they are a guard, not a wall: the container's network policy and the permission
-// model (KINDGI_PACK_SANDBOX=strict, which also refuses child processes and workers) are the
-// walls. See docs/security.md.
+// modules (the network ones as pack code first reaches each), so they are a guard, not a
+// wall: the container's network policy and the permission model (KINDGI_PACK_SANDBOX=strict,
+// which also refuses child processes and workers) are the walls. See docs/security.md.
 
 let currentTool = '(loading)'
 
@@ -92,8 +92,16 @@ const REACHES = table<'net' | 'network' | 'spawn'>({
   // The test runner starts processes with the spawn it took as it loaded.
   test: 'spawn',
 })
-/** What a dgram socket sends and receives through, however its class was reached. */
-const DGRAM_SOCKET = ['bind', 'connect', 'send']
+/**
+ * Classes whose instances reach the network (or start a process) through these methods, refused
+ * on their prototypes: however pack code reached the class (process.stdin.constructor, tty's
+ * WriteStream, TLSSocket), its instances go through them.
+ */
+const PROTOTYPES = table<Record<string, string[]>>({
+  net: { Socket: ['connect'], Server: ['listen'] },
+  dgram: { Socket: ['bind', 'connect', 'send'] },
+  child_process: { ChildProcess: ['spawn'] },
+})
 const guarded = table<boolean>({})
 
 /**
@@ -110,14 +118,15 @@ function guardModule(id: string): void {
   if (reach === 'net') guardNet()
   else if (reach === 'network' || NETWORK[name] !== undefined) guardTable(NETWORK)
   else if (reach === 'spawn' || SPAWN[name] !== undefined) guardTable(SPAWN)
-  else if (SOLO[name] !== undefined) guardTable(table({ [name]: SOLO[name] as string[] }))
+  else if (SOLO[name] !== undefined) {
+    guardOne(name, SOLO[name] as string[])
+    syncBuiltinESMExports()
+  }
 }
 
 /**
- * net first, and its sockets whatever way their class was reached (process.stdin.constructor,
- * tty's WriteStream, TLSSocket): every one connects and listens through these prototypes.
- * Node makes process.stdin, stdout and stderr on first use, from net.Socket over a pipe (a
- * strict process's channel and output): made before net.Socket is refused.
+ * net first. Node makes process.stdin, stdout and stderr on first use, from net.Socket over a
+ * pipe (a strict process's channel and output): made before net.Socket is refused.
  */
 function guardNet(): void {
   if (guarded.net === true) return
@@ -125,39 +134,36 @@ function guardNet(): void {
     const get = stdioGetters[STDIO[i] as Stdio]
     if (get !== undefined) apply(get, process, [])
   }
-  const net = builtin('node:net') as typeof import('node:net')
-  const { Socket, Server } = net
-  replace(Socket.prototype as never, 'connect', networkDenied('net.Socket.prototype.connect'))
-  replace(Server.prototype as never, 'listen', networkDenied('net.Server.prototype.listen'))
-  guardFields(net as never, 'net', NETWORK.net as string[])
+  guardOne('net', NETWORK.net as string[])
   syncBuiltinESMExports()
-  // Only now: a guard that failed half way is tried again at the next door, and that door fails meanwhile.
-  guarded.net = true
 }
 
 function guardTable(modules: Record<string, string[]>): void {
   if (modules === NETWORK) guardNet()
   const names = keys(modules)
-  for (let i = 0; i < names.length; i++) {
-    const name = names[i] as string
-    if (guarded[name] === true) continue
-    const mod = builtin(`node:${name}`) as Record<string, unknown> | undefined
-    if (mod === undefined) continue // not in this release of Node
-    if (name === 'dgram') {
-      const proto = (mod.Socket as { prototype: Record<string, unknown> }).prototype
-      guardFields(proto, 'dgram.Socket.prototype', DGRAM_SOCKET)
-    }
-    if (name === 'child_process') {
-      const proto = (mod.ChildProcess as { prototype: Record<string, unknown> }).prototype
-      replace(proto, 'spawn', networkDenied('child_process.ChildProcess.prototype.spawn'))
-    }
-    guardFields(mod, name, modules[name] as string[])
-    const promises = mod.promises as Record<string, unknown> | undefined
-    if (name === 'dns' && promises !== undefined) guardFields(promises, 'dns.promises', modules[name] as string[])
-    guarded[name] = true
-  }
+  for (let i = 0; i < names.length; i++) guardOne(names[i] as string, modules[names[i] as string] as string[])
   // What `import { connect } from 'node:net'` sees, too.
   syncBuiltinESMExports()
+}
+
+/** Its prototypes first: refusing its exports replaces the classes they are reached by. */
+function guardOne(name: string, fields: string[]): void {
+  if (guarded[name] === true) return
+  const mod = builtin(`node:${name}`) as Record<string, unknown> | undefined
+  if (mod === undefined) return // not in this release of Node
+  const classes = PROTOTYPES[name]
+  if (classes !== undefined) {
+    const names = keys(classes)
+    for (let i = 0; i < names.length; i++) {
+      const cls = names[i] as string
+      guardFields((mod[cls] as { prototype: Record<string, unknown> }).prototype, `${name}.${cls}.prototype`, classes[cls] as string[])
+    }
+  }
+  guardFields(mod, name, fields)
+  const promises = mod.promises as Record<string, unknown> | undefined
+  if (name === 'dns' && promises !== undefined) guardFields(promises, 'dns.promises', fields)
+  // Only now: a guard that failed half way is tried again at the next door, and that door fails meanwhile.
+  guarded[name] = true
 }
 
 function guardFields(mod: Record<string, unknown>, name: string, fields: string[]): void {

@@ -518,10 +518,11 @@ export function createWarmPool(options: WarmPoolOptions): WarmPool {
     if (!ran) {
       // Failed by a worker that has not exited (its runner broke, pack code can do that): it
       // would fail the call again, and every call after it, so it is ended and replaced.
-      const worker = call.threadId === undefined ? undefined : threads.get(call.threadId)
-      if (worker !== undefined && notExited.has(worker) && !ending.has(call.threadId as number)) {
-        ending.add(call.threadId as number)
-        diedOnce(call.threadId, () => options.onReplaced('crash', undefined))
+      const threadId = call.threadId
+      const worker = threadId === undefined ? undefined : threads.get(threadId)
+      if (threadId !== undefined && worker !== undefined && notExited.has(worker) && !ending.has(threadId)) {
+        ending.add(threadId)
+        diedOnce(threadId, () => options.onReplaced('crash', undefined))
         void worker.terminate()
       }
       again(call)
