@@ -28,7 +28,8 @@ export function messageOf(kind: string, fields: Fields): string {
       return callMessage(fields)
     case 'listening': {
       const metrics = f.metricsPort === undefined ? '' : `, metrics on port ${String(f.metricsPort)}`
-      return `listening on port ${String(f.port)}: pack ${String(f.packId)} ${String(f.artifactVersion)}${metrics}`
+      const unwalled = f.landlock === 'off' ? `; pack processes are not walled off by Landlock: ${String(f.landlockWhy)}` : ''
+      return `listening on port ${String(f.port)}: pack ${String(f.packId)} ${String(f.artifactVersion)}${metrics}${unwalled}`
     }
     case 'config-invalid':
       return `configuration invalid: ${problemsText(f.problems)}`

@@ -18,6 +18,7 @@ import { onEscapedErrors } from './escaped-errors.js'
 import { envDroppedReporter } from './pool/worker-env.js'
 import { tokenFileProblem } from './pool/strict-flags.js'
 import { packStamps, startReloading, type Reloader } from './reload.js'
+import { landlock } from './pool/landlock.js'
 
 export const DRAIN_MS = 8_000
 
@@ -93,7 +94,10 @@ async function serveCommand(argv: string[]): Promise<void> {
   const reloader = config.watch ? startReloading(front, config, log, { metrics, reportDroppedEnv, stampsBeforeBoot }) : undefined
   stop = () => drain(front, server, log, reloader)
   const metricsPort = metricsServer === undefined ? {} : { metricsPort: (metricsServer.address() as AddressInfo).port }
-  log.info('listening', { port, packId: index.packId, artifactVersion: index.artifactVersion, ...metricsPort })
+  // Whether the kernel walls pack processes' signals off from the front (pool/landlock.ts): an operator must be able to see it.
+  const wall = landlock()
+  const landlockField = wall.kind === 'on' ? { landlock: 'on' } : { landlock: 'off', landlockWhy: wall.why }
+  log.info('listening', { port, packId: index.packId, artifactVersion: index.artifactVersion, ...metricsPort, ...landlockField })
 }
 
 function listen(state: FrontState, config: Config): Promise<Server> {

@@ -252,16 +252,19 @@ export function installBindingGuard(): void {
 }
 
 /**
- * Pack code may signal processes it started, never the service (or the launcher above it).
- * Both ways in are checked: `process.kill` and the raw `process._kill` under it, which
- * `process.kill` itself calls. A guard: the kernel lets a process signal any process of its user.
+ * Warm pack code may signal processes it started, never the service (or the launcher above
+ * it); strict pack code starts none, so it may signal no process at all (the front's pid, which
+ * a strict process does not know, is found by trying pids with signal 0). Both ways in are
+ * checked: `process.kill` and the raw `process._kill` under it, which `process.kill` itself
+ * calls. A guard: the wall is the Landlock domain each pack process starts in (src/pool/landlock.ts).
  */
-export function installSignalGuard(): void {
+export function installSignalGuard(strict: boolean): void {
   const raw = (process as unknown as { _kill: (pid: number, signal: number) => number })._kill.bind(process)
   const service = new Set([process.pid, process.ppid])
   const checked = (pid: number, signal: number) => {
-    if (service.has(Number(pid)) || !(Number(pid) > 0)) {
-      const err = new Error(`ERR_PACK_SIGNAL_DENIED: tool "${currentTool}" may not signal the pack service (pid ${pid})`) as Denied
+    if (strict || service.has(Number(pid)) || !(Number(pid) > 0)) {
+      const why = strict ? 'a strict call may not signal any process' : 'may not signal the pack service'
+      const err = new Error(`ERR_PACK_SIGNAL_DENIED: tool "${currentTool}" ${why} (pid ${pid})`) as Denied
       err.code = 'ERR_PACK_SIGNAL_DENIED'
       throw err
     }

@@ -13,7 +13,7 @@ export async function prepare(traits: RunnerTraits): Promise<void> {
   // Loaded only where a module needs it: node:module and the loader are a strict call's start otherwise.
   if (traits.typescript) (await import('./typescript.js')).installTypeScriptLoader()
   if (traits.memoryWatch) prepareMemoryWatch()
-  installSignalGuard()
+  installSignalGuard(traits.strict)
   installBindingGuard()
   if (traits.networkGuard) installNetworkGuard()
   // Writes, processes and workers need no guard: a strict call's process may write only its

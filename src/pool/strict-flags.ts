@@ -4,12 +4,15 @@
 // load no addon, no node:sqlite (which the permission model does not check), and, where the
 // runtime gates the network (Node >= 25), no network at all for a tool that declares none.
 // memMB becomes V8's heap limit and the process's data limit (RLIMIT_DATA, through the shell's
-// ulimit), which counts SharedArrayBuffers, Buffers and every other allocation.
+// ulimit), which counts SharedArrayBuffers, Buffers and every other allocation. Every pack
+// process, strict or warm, starts in a Landlock domain of its own where the kernel has one
+// (landlock.ts): it can signal, and reach the abstract sockets of, no process outside it.
 import { lstatSync, readdirSync, realpathSync } from 'node:fs'
 import { dirname, relative, resolve, sep } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import type { Config } from '../config.js'
 import { RUNTIME, type Runtime } from '../runtime.js'
+import { inLandlock, type Landlock, landlock } from './landlock.js'
 
 /** Marks a process that runs pack code (tests find them by it, as the memory scan does). */
 export const PACK_PROCESS_MARKER = '--kindgi-pack-process'
@@ -65,7 +68,7 @@ const DATA_SLACK_MB = 48
  */
 export const NO_DEBUG_SIGNAL = '--disable-sigusr1'
 
-export function strictCommand(entry: string, limits: StrictLimits, runtime: Runtime = RUNTIME): string[] {
+export function strictCommand(entry: string, limits: StrictLimits, runtime: Runtime = RUNTIME, wall: Landlock = landlock()): string[] {
   // The folder, and what lies below it: granted before it exists, a bare path is a file's.
   const call = [limits.callFolder, `${limits.callFolder}/*`]
   const node = [
@@ -85,10 +88,10 @@ export function strictCommand(entry: string, limits: StrictLimits, runtime: Runt
     entry,
     PACK_PROCESS_MARKER,
   ]
-  if (limits.memMB === undefined || limits.dataBaseline === undefined) return [process.execPath, ...node]
+  if (limits.memMB === undefined || limits.dataBaseline === undefined) return inLandlock([process.execPath, ...node], limits.networkNone, wall)
   const dataKiB = Math.ceil(limits.dataBaseline / 1024) + (limits.memMB + DATA_SLACK_MB) * 1024
   // The shell sets the limit on itself, then becomes node: the limit holds from node's first instruction.
-  return ['/bin/sh', '-c', `ulimit -d ${dataKiB} && exec "$0" "$@"`, process.execPath, ...node]
+  return inLandlock(['/bin/sh', '-c', `ulimit -d ${dataKiB} && exec "$0" "$@"`, process.execPath, ...node], limits.networkNone, wall)
 }
 
 /** `path` is `folder` or lies below it. */
@@ -178,11 +181,11 @@ export function warmHidden(tokenFile: string | undefined): string[] {
  * network (findings 13, 14). Files (all but warmHidden's), worker threads (its pool), addons and WASI
  * stay allowed: these postures promise no file wall. An addon steps past the permission model altogether.
  */
-export function packProcessCommand(entry: string, networkNone: boolean, hidden: string[], runtime: Runtime = RUNTIME): string[] {
+export function packProcessCommand(entry: string, networkNone: boolean, hidden: string[], runtime: Runtime = RUNTIME, wall: Landlock = landlock()): string[] {
   // The front's own flags, but never its permission flags nor an env file (which may hold the token).
   const own = process.execArgv.filter((flag) => !/^--(permission|experimental-permission|allow-|env-file)/.test(flag))
   const everywhere = everywhereBut(hidden)
-  return [
+  const node = [
     process.execPath,
     ...own,
     NO_DEBUG_SIGNAL,
@@ -198,4 +201,5 @@ export function packProcessCommand(entry: string, networkNone: boolean, hidden: 
     entry,
     PACK_PROCESS_MARKER,
   ]
+  return inLandlock(node, networkNone, wall)
 }

@@ -41,6 +41,8 @@ export type RunnerTraits = {
   memoryWatch: boolean
   /** Every one declares network none: the network guard goes in. */
   networkGuard: boolean
+  /** Every one is strict: it may signal no process at all (the signal guard). */
+  strict: boolean
 }
 
 /** A TypeScript module's name; its group says which kind (`m`: .mts, `c`: .cts, empty: .ts). */
@@ -56,5 +58,6 @@ export function runnerTraits(entries: readonly RunnableEntry[]): RunnerTraits {
     typescript: entries.some((e) => isTypeScript(e.absPath)),
     memoryWatch: entries.some((e) => e.memMB !== undefined),
     networkGuard: entries.length > 0 && entries.every((e) => e.networkNone),
+    strict: entries.length > 0 && entries.every((e) => e.posture === 'strict'),
   }
 }

@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import { docker, DOCKER, dockerOk, freePort, http, IMAGE, invokeBody, logLines, ROOT, run, sleep, until, type Answer } from './engine.js'
 import { matchesReadme, readmeBakeArgs, readmeCurlSession, readmeRunArgs, readmeTokenMode } from './readme-run.js'
 import { readmeBuildArgs } from './setup.js'
+import { probeLandlock } from '../../src/pool/landlock.js'
 
 const engine = inject('engine')
 const TOKEN = 'container-test-token'
@@ -116,9 +117,12 @@ describe.skipIf(engine.skip !== undefined)('the image, run with the README flags
     console.log(`container tests: docker run to /readyz 200: ${c.readyMs.toFixed(0)} ms`)
   })
 
-  it('listens on 8080 in the container, published on loopback, and is ready', async () => {
+  it('listens on 8080 in the container, published on loopback, and is ready; its pack processes are walled in by Landlock where this kernel can', async () => {
     const listening = (await logLines(c.id)).find((l) => l.kind === 'listening')
     expect(listening).toMatchObject({ port: 8080, packId: 'hello' })
+    // The image's own helper, under the README flags (no capability, the engine's default seccomp profile).
+    const kernel = probeLandlock(join(ROOT, 'dist/workers/native/landlock-exec'))
+    expect(listening, `the host's own probe: ${JSON.stringify(kernel)}`).toMatchObject(kernel.kind === 'on' ? { landlock: 'on' } : { landlock: 'off' })
     expect((await http(`http://127.0.0.1:${c.port}/readyz`)).body).toEqual({ status: 'ready' })
     expect(c.readyMs).toBeLessThan(15_000)
   })

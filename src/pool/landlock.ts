@@ -1,0 +1,46 @@
+// The kernel's wall around every process that runs pack code (issue 16, finding 3). The front,
+// the spawner and every pack process run as one user, and the kernel lets a process signal
+// any other process of its user: the signal guard in a pack process is JavaScript, so pack
+// code that gets past it, or a child process of warm pack code, could kill the front. Each
+// pack process is therefore started through landlock-exec (workers/native/), which puts it in
+// a Landlock domain of its own first: the kernel refuses it signals to any process outside
+// the domain and their abstract unix sockets, and a `network: none` process TCP too. Needs
+// Linux 6.12 (Landlock ABI 6); where it cannot be had, processes start as before and the
+// `listening` line says why.
+import { spawnSync } from 'node:child_process'
+import { fileURLToPath } from 'node:url'
+
+/** Built by `npm run build` (workers/native/build.mjs) beside the bundled workers. */
+export const LANDLOCK_EXEC = fileURLToPath(new URL('../../workers/native/landlock-exec', import.meta.url))
+
+export type Landlock = { kind: 'on'; helper: string; abi: number } | { kind: 'off'; why: string }
+
+/** Whether pack processes can be walled here: runs the helper's probe. */
+export function probeLandlock(helper: string = LANDLOCK_EXEC): Landlock {
+  if (process.platform !== 'linux') return { kind: 'off', why: `Landlock is Linux's, this is ${process.platform}` }
+  const probe = spawnSync(helper, ['--probe'], { encoding: 'utf8', timeout: 5_000 })
+  if (probe.error !== undefined) {
+    const code = (probe.error as NodeJS.ErrnoException).code ?? probe.error.message
+    return { kind: 'off', why: `${helper} did not run (${code}): build the host with a C compiler on the path (npm run build)` }
+  }
+  const abi = Number.parseInt(probe.stdout, 10) || 0
+  if (probe.status !== 0) {
+    const kernel = abi === 0 ? 'this kernel has no Landlock (or a seccomp profile refuses it)' : `this kernel's Landlock is ABI ${abi}`
+    return { kind: 'off', why: `${kernel}; walling signals needs ABI 6 (Linux 6.12 or later)` }
+  }
+  return { kind: 'on', helper, abi }
+}
+
+let probed: Landlock | undefined
+
+/** This machine's answer, probed once. */
+export function landlock(): Landlock {
+  probed ??= probeLandlock()
+  return probed
+}
+
+/** `command` started inside a Landlock domain of its own (with no TCP when `noTcp`), where the kernel allows it. */
+export function inLandlock(command: string[], noTcp: boolean, wall: Landlock = landlock()): string[] {
+  if (wall.kind === 'off') return command
+  return [wall.helper, ...(noTcp ? ['--no-tcp'] : []), '--', ...command]
+}

@@ -1,0 +1,46 @@
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { describe, expect, it, onTestFinished } from 'vitest'
+import { inLandlock, type Landlock, probeLandlock } from '../../src/pool/landlock.js'
+import { packProcessCommand, strictCommand } from '../../src/pool/strict-flags.js'
+
+const ON: Landlock = { kind: 'on', helper: '/opt/host/landlock-exec', abi: 7 }
+const OFF: Landlock = { kind: 'off', why: 'no helper' }
+const LIMITS = { readRoots: ['/pack'], callFolder: '/tmp/call-1', networkNone: false, memMB: undefined, dataBaseline: undefined }
+
+describe('a pack process starts inside a Landlock domain where the machine has one', () => {
+  it('a command goes through the helper, with --no-tcp only for a network-none process', () => {
+    expect(inLandlock(['node', 'x.js'], false, ON)).toEqual(['/opt/host/landlock-exec', '--', 'node', 'x.js'])
+    expect(inLandlock(['node', 'x.js'], true, ON)).toEqual(['/opt/host/landlock-exec', '--no-tcp', '--', 'node', 'x.js'])
+  })
+
+  it('without the wall a command is left as it was', () => {
+    expect(inLandlock(['node', 'x.js'], true, OFF)).toEqual(['node', 'x.js'])
+  })
+
+  it("a strict call's process and a warm pack process are both started through it, the data limit's shell inside the domain", () => {
+    expect(strictCommand('/host/strict.cjs', LIMITS, undefined, ON).slice(0, 3)).toEqual(['/opt/host/landlock-exec', '--', process.execPath])
+    const limited = strictCommand('/host/strict.cjs', { ...LIMITS, networkNone: true, memMB: 64, dataBaseline: 1 << 20 }, undefined, ON)
+    expect(limited.slice(0, 4)).toEqual(['/opt/host/landlock-exec', '--no-tcp', '--', '/bin/sh'])
+    expect(packProcessCommand('/host/pack-process.js', false, ['/proc'], undefined, ON).slice(0, 3)).toEqual(['/opt/host/landlock-exec', '--', process.execPath])
+    expect(strictCommand('/host/strict.cjs', LIMITS, undefined, OFF)[0]).toBe(process.execPath)
+  })
+})
+
+describe('the probe says why there is no wall', () => {
+  it('a helper that was never built (no C compiler at build) names itself and the fix', () => {
+    const probe = probeLandlock('/nonexistent/landlock-exec')
+    expect(probe).toEqual({ kind: 'off', why: expect.stringContaining('/nonexistent/landlock-exec did not run (ENOENT): build the host with a C compiler') })
+  })
+
+  it("a kernel without Landlock's signal scope is named as the reason (a stand-in helper that answers ABI 5)", () => {
+    const dir = mkdtempSync(join(tmpdir(), 'kph-landlock-'))
+    onTestFinished(() => rmSync(dir, { recursive: true, force: true }))
+    const standIn = join(dir, 'landlock-exec')
+    writeFileSync(standIn, '#!/bin/sh\necho 5\nexit 1\n')
+    chmodSync(standIn, 0o755)
+    const probe = probeLandlock(standIn)
+    expect(probe).toEqual({ kind: 'off', why: "this kernel's Landlock is ABI 5; walling signals needs ABI 6 (Linux 6.12 or later)" })
+  })
+})

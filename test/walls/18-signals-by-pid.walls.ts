@@ -1,0 +1,124 @@
+// Finding 3, by pid (stop 27). The front, the spawner and every pack process run as one user,
+// and the kernel lets a process signal any other process of its user. The signal guard
+// refused a pack process only its own pid and its parent's: a strict process killed the front
+// (its grandparent, whose pid pack code finds by trying pids with signal 0), and warm pack code
+// killed other pack processes, with their calls in flight; a child process of warm pack code
+// (`/bin/kill`) is no JavaScript at all and killed the front itself. The wall: every pack
+// process starts in a Landlock domain of its own (src/pool/landlock.ts), and the kernel
+// refuses signals from inside it to any process outside it. The guard now also refuses a
+// strict process every signal; the last test here holds the isolation unit without its guard.
+import { spawn, spawnSync } from 'node:child_process'
+import { mkdtempSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { describe, expect, it, onTestFinished } from 'vitest'
+import { probeLandlock } from '../../src/pool/landlock.js'
+import { PACK_PROCESS_MARKER, strictCommand } from '../../src/pool/strict-flags.js'
+import { ROOT, sleep, type Host } from '../helpers/host.js'
+import { cmdline, processTree, rawInvoke, STRICT, stillServes, withHost } from './walls-helpers.js'
+
+const HELPER = `${ROOT}dist/workers/native/landlock-exec`
+const wall = probeLandlock(HELPER)
+// A kernel without Landlock's signal scope (before Linux 6.12) cannot have this wall; a machine
+// that has one must have the helper built (npm run build), or the tests below fail.
+const kernelLacksIt = wall.kind === 'off' && /kernel/.test(wall.why)
+if (kernelLacksIt) console.log(`walls 18 skipped: ${wall.kind === 'off' ? wall.why : ''}`)
+
+type Signalled = { self: number; results: Array<{ pid: number; outcome: string }> }
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch {
+    return false
+  }
+}
+
+/** The pids of the host's processes that run pack code. */
+function packProcesses(host: Host): number[] {
+  return processTree(host.proc.pid as number).filter((pid) => cmdline(pid).includes(PACK_PROCESS_MARKER))
+}
+
+async function signalPids(host: Host, pids: number[], fromChild = false): Promise<Signalled> {
+  const answer = await rawInvoke(host.port, 'signal-pids', { pids, fromChild }, { tenantId: 'tenant-a', runId: 'attack' })
+  expect('error' in answer ? answer : answer.body, "the attack's own answer").toMatchObject({ v: 2, kind: 'result' })
+  return (answer as { body: { output: Signalled } }).body.output
+}
+
+describe.skipIf(kernelLacksIt)('finding 3 by pid: no pack process signals a process outside its own', () => {
+  it('the host starts its pack processes in a Landlock domain, and its listening line says so', async () => {
+    expect(wall, 'the helper built by npm run build, on a kernel that scopes signals').toMatchObject({ kind: 'on' })
+    await withHost({}, async (host) => {
+      const listening = host.lines.find((l) => l.kind === 'listening')
+      expect(listening).toMatchObject({ landlock: 'on' })
+    })
+  })
+
+  it('under none, warm pack code cannot kill the front or another pack process by its pid: the kernel refuses, and every process lives on', async () => {
+    await withHost({ env: { KINDGI_PACK_SANDBOX: 'none' } }, async (host) => {
+      const front = host.proc.pid as number
+      const before = packProcesses(host)
+      const { self, results } = await signalPids(host, [front, ...before])
+      const others = before.filter((pid) => pid !== self)
+      expect(others.length, 'other pack processes to attack (the walls pack has several groups)').toBeGreaterThan(0)
+      // The front is the attacker's parent, which the guard refuses; the other pack processes are the kernel's to refuse.
+      expect(results).toEqual([{ pid: front, outcome: 'ERR_PACK_SIGNAL_DENIED' }, ...others.map((pid) => ({ pid, outcome: 'EPERM' }))])
+      await sleep(300)
+      expect(
+        [front, ...others].filter((pid) => !alive(pid)),
+        'processes the attack ended',
+      ).toEqual([])
+      await stillServes(host)
+    })
+  })
+
+  it("under none, warm pack code's child process (/bin/kill, no JavaScript) cannot kill the front: the kernel refuses", async () => {
+    await withHost({ env: { KINDGI_PACK_SANDBOX: 'none' } }, async (host) => {
+      const front = host.proc.pid as number
+      const { results } = await signalPids(host, [front], true)
+      expect(results).toEqual([{ pid: front, outcome: expect.stringMatching(/Operation not permitted/) }])
+      await sleep(300)
+      expect(alive(front), 'the front').toBe(true)
+      await stillServes(host)
+    })
+  })
+
+  it("under strict, pack code signals nothing: not the front, not the spawner, not another call's process, whose call answers as if nothing happened", async () => {
+    await withHost({ env: STRICT }, async (host) => {
+      const front = host.proc.pid as number
+      const spawner = processTree(front).find((pid) => cmdline(pid).includes('spawner-process'))
+      const victim = rawInvoke(host.port, 'canary-hold', { parts: ['held'], ms: 2_000 }, { tenantId: 'tenant-b', runId: 'victim' })
+      await sleep(700)
+      const victims = packProcesses(host)
+      const { self, results } = await signalPids(host, [front, spawner as number, ...victims])
+      expect(spawner, 'the spawner').toBeDefined()
+      const targets = [front, spawner as number, ...victims.filter((pid) => pid !== self)]
+      expect(results).toEqual(targets.map((pid) => ({ pid, outcome: 'ERR_PACK_SIGNAL_DENIED' })))
+      const held = await victim
+      expect('error' in held ? held : held.body, "the other tenant's call").toEqual({ v: 2, kind: 'result', output: { length: 4 } })
+      await stillServes(host)
+    })
+  })
+
+  it("a strict call's process, started as the host starts one but with code that never installs the guard, cannot signal a process outside it", async () => {
+    // Whatever gets past the guard (a Node bug, say) meets this: the kernel's refusal.
+    const dir = mkdtempSync(join(tmpdir(), 'kph-walls-18-'))
+    const entry = join(dir, 'signal-raw.cjs')
+    writeFileSync(entry, "try { process.kill(Number(process.env.TARGET), 'SIGKILL'); console.log('sent') } catch (err) { console.log(err.code) }\n")
+    const target = spawn('sleep', ['30'], { stdio: 'ignore' })
+    onTestFinished(() => {
+      target.kill('SIGKILL')
+    })
+    const [command, ...args] = strictCommand(
+      entry,
+      { readRoots: [dir], callFolder: join(dir, 'call'), networkNone: true, memMB: undefined, dataBaseline: undefined },
+      undefined,
+      wall,
+    )
+    expect(command, 'started through the Landlock helper').toBe(HELPER)
+    const run = spawnSync(command as string, args, { encoding: 'utf8', env: { TARGET: String(target.pid) }, timeout: 10_000 })
+    expect(run.stdout.trim(), `its own report (stderr: ${run.stderr})`).toBe('EPERM')
+    expect(alive(target.pid as number), 'the process it tried to kill').toBe(true)
+  })
+})
