@@ -4,14 +4,17 @@
 // code that gets past it, or a child process of warm pack code, could kill the front. Each
 // pack process is therefore started through landlock-exec (workers/native/), which puts it in
 // a Landlock domain of its own first: the kernel refuses it signals to any process outside
-// the domain and their abstract unix sockets, and a `network: none` process TCP too. Needs
-// Linux 6.12 (Landlock ABI 6); where it cannot be had, processes start as before and the
-// `listening` line says why.
+// the domain and their abstract unix sockets; a seccomp filter lets it renice, limit or pin no
+// process but itself; and a `network: none` process gets no IPv4 or IPv6 socket at all. Needs Linux 6.12 (Landlock ABI
+// 6); where it cannot be had, processes start as before and the `listening` line says why.
 import { spawnSync } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 
 /** Built by `npm run build` (workers/native/build.mjs) beside the bundled workers. */
 export const LANDLOCK_EXEC = fileURLToPath(new URL('../../workers/native/landlock-exec', import.meta.url))
+
+/** Landlock's scoping of signals and abstract unix sockets came with ABI 6. */
+const MIN_ABI = 6
 
 export type Landlock = { kind: 'on'; helper: string; abi: number } | { kind: 'off'; why: string }
 
@@ -24,9 +27,13 @@ export function probeLandlock(helper: string = LANDLOCK_EXEC): Landlock {
     return { kind: 'off', why: `${helper} did not run (${code}): build the host with a C compiler on the path (npm run build)` }
   }
   const abi = Number.parseInt(probe.stdout, 10) || 0
+  if (probe.status !== 0 && abi >= MIN_ABI) {
+    const step = probe.stderr.trim().replace(/^kindgi landlock-exec: /, '')
+    return { kind: 'off', why: `the wall could not be put up here (${step}): a seccomp profile that refuses Landlock or seccomp filters?` }
+  }
   if (probe.status !== 0) {
     const kernel = abi === 0 ? 'this kernel has no Landlock (or a seccomp profile refuses it)' : `this kernel's Landlock is ABI ${abi}`
-    return { kind: 'off', why: `${kernel}; walling signals needs ABI 6 (Linux 6.12 or later)` }
+    return { kind: 'off', why: `${kernel}; walling signals needs ABI ${MIN_ABI} (Linux 6.12 or later)` }
   }
   return { kind: 'on', helper, abi }
 }
@@ -39,8 +46,8 @@ export function landlock(): Landlock {
   return probed
 }
 
-/** `command` started inside a Landlock domain of its own (with no TCP when `noTcp`), where the kernel allows it. */
-export function inLandlock(command: string[], noTcp: boolean, wall: Landlock = landlock()): string[] {
+/** `command` started inside a Landlock domain of its own (with no network when `noNetwork`), where the kernel allows it. */
+export function inLandlock(command: string[], noNetwork: boolean, wall: Landlock = landlock()): string[] {
   if (wall.kind === 'off') return command
-  return [wall.helper, ...(noTcp ? ['--no-tcp'] : []), '--', ...command]
+  return [wall.helper, ...(noNetwork ? ['--no-network'] : []), '--', ...command]
 }

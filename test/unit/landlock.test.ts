@@ -10,9 +10,9 @@ const OFF: Landlock = { kind: 'off', why: 'no helper' }
 const LIMITS = { readRoots: ['/pack'], callFolder: '/tmp/call-1', networkNone: false, memMB: undefined, dataBaseline: undefined }
 
 describe('a pack process starts inside a Landlock domain where the machine has one', () => {
-  it('a command goes through the helper, with --no-tcp only for a network-none process', () => {
+  it('a command goes through the helper, with --no-network only for a network-none process', () => {
     expect(inLandlock(['node', 'x.js'], false, ON)).toEqual(['/opt/host/landlock-exec', '--', 'node', 'x.js'])
-    expect(inLandlock(['node', 'x.js'], true, ON)).toEqual(['/opt/host/landlock-exec', '--no-tcp', '--', 'node', 'x.js'])
+    expect(inLandlock(['node', 'x.js'], true, ON)).toEqual(['/opt/host/landlock-exec', '--no-network', '--', 'node', 'x.js'])
   })
 
   it('without the wall a command is left as it was', () => {
@@ -22,11 +22,25 @@ describe('a pack process starts inside a Landlock domain where the machine has o
   it("a strict call's process and a warm pack process are both started through it, the data limit's shell inside the domain", () => {
     expect(strictCommand('/host/strict.cjs', LIMITS, undefined, ON).slice(0, 3)).toEqual(['/opt/host/landlock-exec', '--', process.execPath])
     const limited = strictCommand('/host/strict.cjs', { ...LIMITS, networkNone: true, memMB: 64, dataBaseline: 1 << 20 }, undefined, ON)
-    expect(limited.slice(0, 4)).toEqual(['/opt/host/landlock-exec', '--no-tcp', '--', '/bin/sh'])
-    expect(packProcessCommand('/host/pack-process.js', false, ['/proc'], undefined, ON).slice(0, 3)).toEqual(['/opt/host/landlock-exec', '--', process.execPath])
+    expect(limited.slice(0, 4)).toEqual(['/opt/host/landlock-exec', '--no-network', '--', '/bin/sh'])
+    expect(packProcessCommand('/host/pack-process.js', false, ['/proc'], undefined, ON).slice(0, 3)).toEqual([
+      '/opt/host/landlock-exec',
+      '--',
+      process.execPath,
+    ])
     expect(strictCommand('/host/strict.cjs', LIMITS, undefined, OFF)[0]).toBe(process.execPath)
   })
 })
+
+/** An executable that stands in for the helper and runs `script` as its probe. */
+function standIn(script: string): string {
+  const dir = mkdtempSync(join(tmpdir(), 'kph-landlock-'))
+  onTestFinished(() => rmSync(dir, { recursive: true, force: true }))
+  const path = join(dir, 'landlock-exec')
+  writeFileSync(path, `#!/bin/sh\n${script}\n`)
+  chmodSync(path, 0o755)
+  return path
+}
 
 describe('the probe says why there is no wall', () => {
   it('a helper that was never built (no C compiler at build) names itself and the fix', () => {
@@ -35,12 +49,15 @@ describe('the probe says why there is no wall', () => {
   })
 
   it("a kernel without Landlock's signal scope is named as the reason (a stand-in helper that answers ABI 5)", () => {
-    const dir = mkdtempSync(join(tmpdir(), 'kph-landlock-'))
-    onTestFinished(() => rmSync(dir, { recursive: true, force: true }))
-    const standIn = join(dir, 'landlock-exec')
-    writeFileSync(standIn, '#!/bin/sh\necho 5\nexit 1\n')
-    chmodSync(standIn, 0o755)
-    const probe = probeLandlock(standIn)
+    const probe = probeLandlock(standIn('echo 5\nexit 1'))
     expect(probe).toEqual({ kind: 'off', why: "this kernel's Landlock is ABI 5; walling signals needs ABI 6 (Linux 6.12 or later)" })
+  })
+
+  it('a kernel with it where the wall still cannot be put up (a seccomp profile) names the step that failed', () => {
+    const probe = probeLandlock(standIn("echo 7\necho 'kindgi landlock-exec: seccomp filter: Operation not permitted' >&2\nexit 1"))
+    expect(probe).toEqual({
+      kind: 'off',
+      why: 'the wall could not be put up here (seccomp filter: Operation not permitted): a seccomp profile that refuses Landlock or seccomp filters?',
+    })
   })
 })

@@ -61,10 +61,11 @@ describe('a call first in line whose worker has not taken its turn yet', () => {
   it('taken back while behind a call that then leaves its worker held: that worker is ended once the stand-in has waited HELD_MS first in line, and the pool serves on', async () => {
     // The call behind waits there only if the line-up takes it (a young, short call ahead: timing,
     // on a loaded machine); otherwise it never waits behind, and the next call sits out the hold.
-    // A few tries: the promise is kept in any one where it lined up.
+    // A few tries (five: one CI run under a load average of 8 lined up in none of three): the
+    // promise is kept in any one where it lined up.
     const HOLD_MS = 2500
     let kept = false
-    for (let attempt = 0; attempt < 3 && !kept; attempt++) {
+    for (let attempt = 0; attempt < 5 && !kept; attempt++) {
       replaced.length = 0
       for (let i = 0; i < 20; i++) expect(await pool.run(task({})).answer).toMatchObject({ kind: 'result' })
       const ahead = pool.run(task({ gap: true, gapMs: HOLD_MS }))
@@ -78,8 +79,8 @@ describe('a call first in line whose worker has not taken its turn yet', () => {
       kept = Date.now() - started < HOLD_MS - 500 && replaced.length === 1
       if (!kept) await new Promise((resolve) => setTimeout(resolve, HOLD_MS))
     }
-    expect(kept, 'a held worker ended after HELD_MS, in one of 3 tries').toBe(true)
-  })
+    expect(kept, 'a held worker ended after HELD_MS, in one of 5 tries').toBe(true)
+  }, 60_000)
 
   it('runs on another worker when its worker dies before taking its turn: it had not run', async () => {
     const ahead = pool.run(task({ gap: 'exit' }))

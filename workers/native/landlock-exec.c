@@ -1,31 +1,56 @@
-// landlock-exec: starts a process that runs pack code in a Landlock domain of its own (issue 16,
-// finding 3). From then on the kernel refuses that process, and everything it starts, what
-// Landlock scopes to a domain: signals to any process outside it (the front, the spawner,
-// every other call's process: all run as the same user, which the kernel otherwise lets
-// signal each other) and connecting to their abstract unix sockets. With --no-tcp it may
-// neither bind nor connect a TCP socket (UDP is not Landlock's to refuse). A JavaScript guard
-// in the pack process is only a second line; this is the wall.
+// landlock-exec: starts a process that runs pack code walled off by the kernel from every other
+// process of its user (issue 16, finding 3). The front, the spawner and every pack process run
+// as one user, and the kernel lets a process act on any other process of its user. This
+// helper closes that before it executes Node, for the process and everything it starts:
 //
-//   landlock-exec --probe      prints the kernel's Landlock ABI; exits 0 only if signals can
-//                              be scoped (ABI 6, Linux 6.12)
-//   landlock-exec [--no-tcp] -- PROGRAM [ARG...]
-//                              enters the domain and executes PROGRAM; refuses to run it
-//                              (exit 126) if the domain cannot be made
+// - a Landlock domain of its own, scoped for signals and abstract unix sockets: no signal
+//   reaches a process outside it (the front, the spawner, every other call's process), no
+//   connection their abstract sockets;
+// - a seccomp filter for what Landlock does not scope: setpriority, ioprio_set, prlimit64 and
+//   the sched_set* calls may name only the process itself (pid 0 or its own), so it cannot
+//   renice the front to 19 or take its file descriptors away with a limit; system calls of
+//   another architecture (a way around a filter) are refused too;
+// - with --no-network (a `network: none` process), no network: Landlock refuses TCP bind and
+//   connect, and the filter refuses every IPv4 and IPv6 socket (UDP and DNS included).
 //
-// Written in C because the domain must be entered by the process itself before it executes
-// Node: no Node API makes these system calls, and the pack process must not load addons.
+// A JavaScript guard in the pack process is only a second line; this is the wall.
+//
+//   landlock-exec --probe      prints the kernel's Landlock ABI; exits 0 only if the whole wall
+//                              can be put up here (ABI 6, Linux 6.12, and a seccomp filter),
+//                              else 1, having said on stderr which step failed
+//   landlock-exec [--no-network] -- PROGRAM [ARG...]
+//                              walls itself in and executes PROGRAM; refuses to run it
+//                              (exit 126) if any part of the wall cannot be had
+//
+// Written in C because the wall must be put up by the process itself before it executes Node:
+// no Node API makes these system calls, and the pack process must not load addons.
 #define _GNU_SOURCE
 #include <errno.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #ifndef SYS_landlock_create_ruleset
 #define SYS_landlock_create_ruleset 444
 #define SYS_landlock_restrict_self 446
+#endif
+
+#if defined(__x86_64__)
+#define THIS_ARCH AUDIT_ARCH_X86_64
+#elif defined(__aarch64__)
+#define THIS_ARCH AUDIT_ARCH_AARCH64
+#else
+#error "landlock-exec knows the system call table of x86_64 and aarch64 only"
 #endif
 
 // The kernel's struct landlock_ruleset_attr as of ABI 6, declared here so that older headers
@@ -42,7 +67,7 @@ struct ruleset_attr {
 #define SCOPE_ABSTRACT_UNIX_SOCKET (1ULL << 0)
 #define SCOPE_SIGNAL (1ULL << 1)
 #define ABI_SCOPES 6
-#define ABI_NET 4
+#define IOPRIO_WHO_PROCESS 1
 
 static long abi(void) { return syscall(SYS_landlock_create_ruleset, NULL, 0, CREATE_RULESET_VERSION); }
 
@@ -51,38 +76,109 @@ static int refuse(const char *what) {
   return 126;
 }
 
-int main(int argc, char **argv) {
-  long version = abi();
-  if (argc == 2 && strcmp(argv[1], "--probe") == 0) {
-    printf("%ld\n", version < 0 ? 0 : version);
-    return version >= ABI_SCOPES ? 0 : 1;
+#define LOAD(field) BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, field))
+// The low word of an argument: pids and the `which` of setpriority are C ints.
+#define LOAD_ARG(i) BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[i]))
+#define IS(value, yes, no) BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)(value), yes, no)
+#define ALLOW BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW)
+#define DENY_AS(errno_value) BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (errno_value))
+#define DENY DENY_AS(EPERM)
+
+// A call whose argument `arg` is a pid: allowed for 0 (the caller) and the process's own pid.
+// Seven instructions; a call it is not about jumps over the other five.
+#define ONLY_SELF(call, arg, self) LOAD(nr), IS(call, 0, 5), LOAD_ARG(arg), IS(0, 2, 0), IS(self, 1, 0), DENY, ALLOW
+
+// setpriority and ioprio_set: `which` must name one process (not a group, not every process of
+// the user) and `who` the caller. Nine instructions; a call it is not about jumps over seven.
+#define ONLY_SELF_PROCESS(call, process_kind, self) \
+  LOAD(nr), IS(call, 0, 7), LOAD_ARG(0), IS(process_kind, 0, 3), LOAD_ARG(1), IS(0, 2, 0), IS(self, 1, 0), DENY, ALLOW
+
+static int install_filter(pid_t self, int no_network) {
+  struct sock_filter head[] = {
+      LOAD(arch),
+      IS(THIS_ARCH, 1, 0),
+      DENY,
+#if defined(__x86_64__)
+      // x32 system calls share the architecture's number but set this bit.
+      LOAD(nr),
+      BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, 0x40000000, 0, 1),
+      DENY,
+#endif
+      ONLY_SELF_PROCESS(SYS_setpriority, PRIO_PROCESS, self),
+      ONLY_SELF_PROCESS(SYS_ioprio_set, IOPRIO_WHO_PROCESS, self),
+      ONLY_SELF(SYS_prlimit64, 0, self),
+      ONLY_SELF(SYS_sched_setaffinity, 0, self),
+      ONLY_SELF(SYS_sched_setscheduler, 0, self),
+      ONLY_SELF(SYS_sched_setparam, 0, self),
+      ONLY_SELF(SYS_sched_setattr, 0, self),
+  };
+  // --no-network: no IPv4 or IPv6 socket at all (UDP and DNS too, which Landlock does not
+  // scope; TCP is refused by both). Seven instructions; another call jumps over the other five.
+  struct sock_filter no_ip[] = {
+      LOAD(nr), IS(SYS_socket, 0, 5), LOAD_ARG(0), IS(AF_INET, 2, 0), IS(AF_INET6, 1, 0), ALLOW, DENY_AS(EACCES),
+  };
+  struct sock_filter tail[] = {ALLOW};
+  struct sock_filter filter[sizeof head / sizeof head[0] + sizeof no_ip / sizeof no_ip[0] + 1];
+  size_t length = 0;
+  memcpy(filter, head, sizeof head);
+  length += sizeof head / sizeof head[0];
+  if (no_network) {
+    memcpy(filter + length, no_ip, sizeof no_ip);
+    length += sizeof no_ip / sizeof no_ip[0];
   }
-  int no_tcp = 0;
-  int i = 1;
-  for (; i < argc && strcmp(argv[i], "--") != 0; i++) {
-    if (strcmp(argv[i], "--no-tcp") == 0) no_tcp = 1;
-    else {
-      fprintf(stderr, "kindgi landlock-exec: unknown option %s\n", argv[i]);
-      return 126;
-    }
-  }
-  if (i + 1 >= argc) {
-    fprintf(stderr, "usage: landlock-exec --probe | landlock-exec [--no-tcp] -- PROGRAM [ARG...]\n");
-    return 126;
-  }
-  if (version < ABI_SCOPES) {
-    errno = version < 0 ? errno : ENOSYS;
-    return refuse("Landlock cannot scope signals on this kernel (ABI 6, Linux 6.12, needed)");
-  }
+  memcpy(filter + length, tail, sizeof tail);
+  length += 1;
+  struct sock_fprog program = {.len = (unsigned short)length, .filter = filter};
+  return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &program, 0, 0);
+}
+
+/** Puts this process behind the wall; 0, or 126 having said which step failed. */
+static int wall_in(int no_network) {
   struct ruleset_attr attr = {0};
   attr.scoped = SCOPE_SIGNAL | SCOPE_ABSTRACT_UNIX_SOCKET;
-  if (no_tcp) attr.handled_access_net = ACCESS_NET_BIND_TCP | ACCESS_NET_CONNECT_TCP;
+  if (no_network) attr.handled_access_net = ACCESS_NET_BIND_TCP | ACCESS_NET_CONNECT_TCP;
   int ruleset = (int)syscall(SYS_landlock_create_ruleset, &attr, sizeof attr, 0);
   if (ruleset < 0) return refuse("landlock_create_ruleset");
   // Required of a process without CAP_SYS_ADMIN, and right anyway: nothing it executes gains privileges.
   if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return refuse("PR_SET_NO_NEW_PRIVS");
   if (syscall(SYS_landlock_restrict_self, ruleset, 0) != 0) return refuse("landlock_restrict_self");
   close(ruleset);
+  // The pid stays the same through execv: it is the pack process's own.
+  if (install_filter(getpid(), no_network) != 0) return refuse("seccomp filter");
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  long version = abi();
+  if (argc == 2 && strcmp(argv[1], "--probe") == 0) {
+    printf("%ld\n", version < 0 ? 0 : version);
+    fflush(stdout);
+    if (version < ABI_SCOPES) return 1;
+    // The whole wall, put up in a child: a seccomp profile may allow Landlock and refuse filters.
+    pid_t child = fork();
+    if (child == 0) _exit(wall_in(1));
+    int status = 0;
+    if (child < 0 || waitpid(child, &status, 0) != child) return refuse("fork");
+    return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : 1;
+  }
+  int no_network = 0;
+  int i = 1;
+  for (; i < argc && strcmp(argv[i], "--") != 0; i++) {
+    if (strcmp(argv[i], "--no-network") == 0) no_network = 1;
+    else {
+      fprintf(stderr, "kindgi landlock-exec: unknown option %s\n", argv[i]);
+      return 126;
+    }
+  }
+  if (i + 1 >= argc) {
+    fprintf(stderr, "usage: landlock-exec --probe | landlock-exec [--no-network] -- PROGRAM [ARG...]\n");
+    return 126;
+  }
+  if (version < ABI_SCOPES) {
+    errno = version < 0 ? errno : ENOSYS;
+    return refuse("Landlock cannot scope signals on this kernel (ABI 6, Linux 6.12, needed)");
+  }
+  if (wall_in(no_network) != 0) return 126;
   execv(argv[i + 1], &argv[i + 1]);
   return refuse(argv[i + 1]);
 }

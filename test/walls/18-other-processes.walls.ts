@@ -8,7 +8,7 @@
 // refuses signals from inside it to any process outside it. The guard now also refuses a
 // strict process every signal; the last test here holds the isolation unit without its guard.
 import { spawn, spawnSync } from 'node:child_process'
-import { mkdtempSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, it, onTestFinished } from 'vitest'
@@ -26,6 +26,12 @@ if (kernelLacksIt) console.log(`walls 18 skipped: ${wall.kind === 'off' ? wall.w
 
 type Signalled = { self: number; results: Array<{ pid: number; outcome: string }> }
 
+/** A process's nice value, from /proc/<pid>/stat (field 19). */
+function nice(pid: number): number {
+  const raw = readFileSync(`/proc/${pid}/stat`, 'utf8')
+  return Number(raw.slice(raw.lastIndexOf(')') + 2).split(' ')[16])
+}
+
 function alive(pid: number): boolean {
   try {
     process.kill(pid, 0)
@@ -40,13 +46,13 @@ function packProcesses(host: Host): number[] {
   return processTree(host.proc.pid as number).filter((pid) => cmdline(pid).includes(PACK_PROCESS_MARKER))
 }
 
-async function signalPids(host: Host, pids: number[], fromChild = false): Promise<Signalled> {
-  const answer = await rawInvoke(host.port, 'signal-pids', { pids, fromChild }, { tenantId: 'tenant-a', runId: 'attack' })
+async function signalPids(host: Host, pids: number[], fromChild = false, tool = 'signal-pids'): Promise<Signalled> {
+  const answer = await rawInvoke(host.port, tool, { pids, fromChild }, { tenantId: 'tenant-a', runId: 'attack' })
   expect('error' in answer ? answer : answer.body, "the attack's own answer").toMatchObject({ v: 2, kind: 'result' })
   return (answer as { body: { output: Signalled } }).body.output
 }
 
-describe.skipIf(kernelLacksIt)('finding 3 by pid: no pack process signals a process outside its own', () => {
+describe.skipIf(kernelLacksIt)('finding 3 by pid: no pack process signals or renices a process outside its own', () => {
   it('the host starts its pack processes in a Landlock domain, and its listening line says so', async () => {
     expect(wall, 'the helper built by npm run build, on a kernel that scopes signals').toMatchObject({ kind: 'on' })
     await withHost({}, async (host) => {
@@ -100,6 +106,25 @@ describe.skipIf(kernelLacksIt)('finding 3 by pid: no pack process signals a proc
       await stillServes(host)
     })
   })
+
+  for (const posture of ['strict', 'none'] as const) {
+    it(`under ${posture}, pack code cannot renice the front, the spawner or another pack process: every priority stays as it was`, async () => {
+      await withHost({ env: { KINDGI_PACK_SANDBOX: posture } }, async (host) => {
+        const front = host.proc.pid as number
+        const others = processTree(front).filter(
+          (pid) => pid === front || cmdline(pid).includes('spawner-process') || cmdline(pid).includes(PACK_PROCESS_MARKER),
+        )
+        const before = others.map(nice)
+        const { self, results } = await signalPids(host, others, false, 'renice-pids')
+        const targets = others.filter((pid) => pid !== self)
+        expect(targets.length, 'processes to renice besides the front').toBeGreaterThan(1)
+        expect(results).toEqual(targets.map((pid) => ({ pid, outcome: 'EPERM' })))
+        // The attacker's own strict process is gone after its call: the others are compared.
+        expect(targets.map(nice), 'nice values after the attack').toEqual(targets.map((pid) => before[others.indexOf(pid)]))
+        await stillServes(host)
+      })
+    })
+  }
 
   it("a strict call's process, started as the host starts one but with code that never installs the guard, cannot signal a process outside it", async () => {
     // Whatever gets past the guard (a Node bug, say) meets this: the kernel's refusal.

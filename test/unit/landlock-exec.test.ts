@@ -1,0 +1,97 @@
+// The helper itself (workers/native/landlock-exec.c), built by `npm run build`, run for real:
+// what the process it starts can no longer do to other processes of its user, and what it
+// still can do to itself. Each script runs as plain Node inside the wall, with no permission
+// model and no guard, so what refuses it is the kernel alone.
+import { spawn, spawnSync } from 'node:child_process'
+import { createServer, type Server } from 'node:net'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { inLandlock, probeLandlock } from '../../src/pool/landlock.js'
+import { ROOT } from '../helpers/host.js'
+
+const wall = probeLandlock(`${ROOT}dist/workers/native/landlock-exec`)
+const kernelLacksIt = wall.kind === 'off' && /kernel/.test(wall.why)
+
+/** Runs `script` as plain Node inside the wall; its stdout's JSON. */
+function inside(script: string, noNetwork: boolean, env: Record<string, string> = {}): Record<string, string> {
+  const [command, ...args] = inLandlock([process.execPath, '-e', script], noNetwork, wall)
+  const run = spawnSync(command as string, args, { encoding: 'utf8', env: { ...process.env, ...env }, timeout: 10_000 })
+  expect(run.status, `the script's own exit (stderr: ${run.stderr})`).toBe(0)
+  return JSON.parse(run.stdout) as Record<string, string>
+}
+
+describe.skipIf(kernelLacksIt)('a process started through landlock-exec, on this kernel', () => {
+  let other: ReturnType<typeof spawn>
+  let listener: Server
+  let port = 0
+  beforeAll(async () => {
+    other = spawn('sleep', ['60'], { stdio: 'ignore' })
+    listener = createServer((socket) => socket.end())
+    await new Promise<void>((resolve) => listener.listen(0, '127.0.0.1', resolve))
+    port = (listener.address() as { port: number }).port
+  })
+  afterAll(() => {
+    other.kill('SIGKILL')
+    listener.close()
+  })
+
+  it('is walled in: the probe says so', () => {
+    expect(wall).toMatchObject({ kind: 'on' })
+  })
+
+  it('signals, renices and limits no other process of its user, and still itself', () => {
+    const script = `
+      const os = require('node:os')
+      const other = Number(process.env.OTHER)
+      const tryIt = (f) => { try { f(); return 'ok' } catch (err) { return err.info?.code ?? err.code } }
+      console.log(JSON.stringify({
+        killOther: tryIt(() => process.kill(other, 0)),
+        killSelf: tryIt(() => process.kill(process.pid, 0)),
+        reniceOther: tryIt(() => os.setPriority(other, 19)),
+        reniceSelf: tryIt(() => os.setPriority(0, 5)),
+        reniceOwnPid: tryIt(() => os.setPriority(process.pid, 6)),
+      }))`
+    expect(inside(script, false, { OTHER: String(other.pid) })).toEqual({
+      killOther: 'EPERM',
+      killSelf: 'ok',
+      reniceOther: 'EPERM',
+      reniceSelf: 'ok',
+      reniceOwnPid: 'ok',
+    })
+    expect(spawnSync('ps', ['-o', 'ni=', '-p', String(other.pid)], { encoding: 'utf8' }).stdout.trim(), "the other process's nice").toBe('0')
+  })
+
+  it("pins and limits no other process through a child (util-linux's taskset, prlimit), only itself", () => {
+    const tools = ['taskset', 'prlimit'].filter((tool) => spawnSync(tool, ['--version']).error === undefined)
+    expect(tools.length, 'util-linux on this machine').toBeGreaterThan(0)
+    for (const tool of tools) {
+      const args = tool === 'taskset' ? ['-p', '1'] : ['--nofile=64:64', '--pid']
+      const [command, ...rest] = inLandlock(
+        [
+          '/bin/sh',
+          '-c',
+          `${tool} ${args.join(' ')} "$1" >/dev/null 2>&1; echo $?; ${tool} ${args.join(' ')} $$ >/dev/null 2>&1; echo $?`,
+          'sh',
+          String(other.pid),
+        ],
+        false,
+        wall,
+      )
+      const run = spawnSync(command as string, rest, { encoding: 'utf8' })
+      expect(run.stdout.trim().split('\n'), `${tool}: another process, then itself`).toEqual(['1', '0'])
+    }
+  })
+
+  it('with --no-network has no IPv4 or IPv6 socket (TCP, UDP), where without it the same script connects', () => {
+    const script = `
+      const net = require('node:net'), dgram = require('node:dgram')
+      const out = {}
+      const done = () => { if (Object.keys(out).length === 3) console.log(JSON.stringify(out)) }
+      net.connect(Number(process.env.PORT), '127.0.0.1').on('connect', function () { out.tcp = 'connected'; this.destroy(); done() }).on('error', (err) => { out.tcp = err.code; done() })
+      const udp4 = dgram.createSocket('udp4').on('error', (err) => { out.udp4 = err.code; done() })
+      udp4.bind(0, () => { out.udp4 = 'bound'; udp4.close(); done() })
+      const udp6 = dgram.createSocket('udp6').on('error', (err) => { out.udp6 = err.code; done() })
+      udp6.bind(0, '::1', () => { out.udp6 = 'bound'; udp6.close(); done() })`
+    expect(inside(script, true, { PORT: String(port) })).toEqual({ tcp: 'EACCES', udp4: 'EACCES', udp6: 'EACCES' })
+    expect(inside(script, false, { PORT: String(port) })).toMatchObject({ tcp: 'connected', udp4: 'bound' })
+  })
+})
