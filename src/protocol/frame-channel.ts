@@ -17,13 +17,14 @@ export type FrameChannel<Out> = {
 }
 
 /**
- * Messages come on `input`, go out on `output`. `onBroken`: the other end sent a line past
- * MAX_LINE or one that is not JSON; nothing after it is read.
+ * Messages come on `input` (with the length of the line each was, for whoever holds on to
+ * them), go out on `output`. `onBroken`: the other end sent a line past MAX_LINE or one that is
+ * not JSON; nothing after it is read.
  */
 export function openFrames<In, Out>(
   input: Readable,
   output: Writable,
-  onMessage: (message: In) => void,
+  onMessage: (message: In, lineLength: number) => void,
   onClosed: () => void,
   onBroken: () => void,
 ): FrameChannel<Out> {
@@ -50,7 +51,7 @@ export function openFrames<In, Out>(
         message = undefined // not ours to understand: the other end may be pack code
       }
       if (message === undefined) return broken()
-      onMessage(message)
+      onMessage(message, line.length)
       if (!open) return
       start = newline + 1
       newline = chunk.indexOf('\n', start)

@@ -25,6 +25,7 @@ const notAFolder = join(root, 'not-a-folder')
 writeFileSync(notAFolder, '')
 let n = 0
 const tmp: CallTmp & { broken: boolean } = {
+  root,
   broken: false,
   reserve: () => join(tmp.broken ? notAFolder : root, `call-${n++}`),
   close: () => undefined,

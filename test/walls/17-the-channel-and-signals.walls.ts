@@ -137,6 +137,22 @@ describe('stop 24: a flood of valid messages on the channel is read no faster th
       await stillServes(host)
     })
   })
+
+  it('under strict, 60 messages of 15 MiB each (stop 27): the spawner holds no more than a few of them, and another call answers in time', async () => {
+    await withHost({ env: STRICT }, async (host) => {
+      const attack = rawInvoke(host.port, 'channel-flood-big', { lines: 60 }, { tenantId: 'tenant-a', runId: 'attack' }, 20_000)
+      await sleep(500)
+      const started = Date.now()
+      const answer = await rawInvoke(host.port, 'abort-victim', { ms: 300 }, victimCtx, 20_000)
+      expect.soft('error' in answer ? answer : answer.body, "the victim's answer").toEqual({ v: 2, kind: 'result', output: { aborted: false } })
+      expect.soft(Date.now() - started, "ms until the victim's answer").toBeLessThan(2500)
+      await attack
+      // Before, it held all of them: 531 MB at 40 (1.4 GB at 200 in the attack's run); now
+      // ~370 MB whatever their number, most of it garbage of lines relayed.
+      expect.soft(spawnerPeakMB(host), "the spawner's peak resident MB").toBeLessThan(500)
+      await stillServes(host)
+    })
+  })
 })
 
 describe('stop 24: what a strict process leaves unread is its own to hold', () => {

@@ -7,9 +7,13 @@
 //   reaches a process outside it (the front, the spawner, every other call's process), no
 //   connection their abstract sockets;
 // - a seccomp filter for what Landlock does not scope: setpriority, ioprio_set, prlimit64 and
-//   the sched_set* calls may name only the process itself (pid 0 or its own), so it cannot
-//   renice the front to 19 or take its file descriptors away with a limit; system calls of
-//   another architecture (a way around a filter) are refused too;
+//   the sched_set* calls may name only the caller (pid 0), so it cannot renice the front to 19
+//   or take its file descriptors away with a limit (not even by its own pid: a child that
+//   outlives it inherits the filter, and the pid may by then be another process's); system
+//   calls of another architecture (a way around a filter) are refused too;
+// - an oom_score_adj of 1000, which it cannot lower again: when memory runs out, the kernel
+//   kills pack processes before the front or the spawner, whatever pack code writes into
+//   their /proc entries;
 // - with --no-network (a `network: none` process), no network: Landlock refuses TCP bind and
 //   connect, and the filter refuses every IPv4 and IPv6 socket (UDP and DNS included).
 //
@@ -26,6 +30,7 @@
 // no Node API makes these system calls, and the pack process must not load addons.
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/audit.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
@@ -84,16 +89,16 @@ static int refuse(const char *what) {
 #define DENY_AS(errno_value) BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (errno_value))
 #define DENY DENY_AS(EPERM)
 
-// A call whose argument `arg` is a pid: allowed for 0 (the caller) and the process's own pid.
-// Seven instructions; a call it is not about jumps over the other five.
-#define ONLY_SELF(call, arg, self) LOAD(nr), IS(call, 0, 5), LOAD_ARG(arg), IS(0, 2, 0), IS(self, 1, 0), DENY, ALLOW
+// A call whose argument `arg` is a pid: allowed for 0, the caller. Six instructions; a call it
+// is not about jumps over the other four.
+#define ONLY_SELF(call, arg) LOAD(nr), IS(call, 0, 4), LOAD_ARG(arg), IS(0, 0, 1), ALLOW, DENY
 
 // setpriority and ioprio_set: `which` must name one process (not a group, not every process of
-// the user) and `who` the caller. Nine instructions; a call it is not about jumps over seven.
-#define ONLY_SELF_PROCESS(call, process_kind, self) \
-  LOAD(nr), IS(call, 0, 7), LOAD_ARG(0), IS(process_kind, 0, 3), LOAD_ARG(1), IS(0, 2, 0), IS(self, 1, 0), DENY, ALLOW
+// the user) and `who` the caller. Eight instructions; a call it is not about jumps over six.
+#define ONLY_SELF_PROCESS(call, process_kind) \
+  LOAD(nr), IS(call, 0, 6), LOAD_ARG(0), IS(process_kind, 0, 2), LOAD_ARG(1), IS(0, 1, 0), DENY, ALLOW
 
-static int install_filter(pid_t self, int no_network) {
+static int install_filter(int no_network) {
   struct sock_filter head[] = {
       LOAD(arch),
       IS(THIS_ARCH, 1, 0),
@@ -104,13 +109,13 @@ static int install_filter(pid_t self, int no_network) {
       BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, 0x40000000, 0, 1),
       DENY,
 #endif
-      ONLY_SELF_PROCESS(SYS_setpriority, PRIO_PROCESS, self),
-      ONLY_SELF_PROCESS(SYS_ioprio_set, IOPRIO_WHO_PROCESS, self),
-      ONLY_SELF(SYS_prlimit64, 0, self),
-      ONLY_SELF(SYS_sched_setaffinity, 0, self),
-      ONLY_SELF(SYS_sched_setscheduler, 0, self),
-      ONLY_SELF(SYS_sched_setparam, 0, self),
-      ONLY_SELF(SYS_sched_setattr, 0, self),
+      ONLY_SELF_PROCESS(SYS_setpriority, PRIO_PROCESS),
+      ONLY_SELF_PROCESS(SYS_ioprio_set, IOPRIO_WHO_PROCESS),
+      ONLY_SELF(SYS_prlimit64, 0),
+      ONLY_SELF(SYS_sched_setaffinity, 0),
+      ONLY_SELF(SYS_sched_setscheduler, 0),
+      ONLY_SELF(SYS_sched_setparam, 0),
+      ONLY_SELF(SYS_sched_setattr, 0),
   };
   // --no-network: no IPv4 or IPv6 socket at all (UDP and DNS too, which Landlock does not
   // scope; TCP is refused by both). Seven instructions; another call jumps over the other five.
@@ -143,8 +148,11 @@ static int wall_in(int no_network) {
   if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return refuse("PR_SET_NO_NEW_PRIVS");
   if (syscall(SYS_landlock_restrict_self, ruleset, 0) != 0) return refuse("landlock_restrict_self");
   close(ruleset);
-  // The pid stays the same through execv: it is the pack process's own.
-  if (install_filter(getpid(), no_network) != 0) return refuse("seccomp filter");
+  if (install_filter(no_network) != 0) return refuse("seccomp filter");
+  // Raising it needs no privilege; lowering it again would.
+  int adj = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
+  if (adj < 0 || write(adj, "1000", 4) != 4) return refuse("/proc/self/oom_score_adj");
+  close(adj);
   return 0;
 }
 

@@ -14,6 +14,7 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 import { existsSync, mkdirSync, rmdirSync, rmSync } from 'node:fs'
 import type { Readable, Writable } from 'node:stream'
+import { MAX_LINE } from '../../protocol/channel-limits.js'
 import { openFrames, type FrameChannel } from '../../protocol/frame-channel.js'
 import type { FromSpawner, ToSpawner } from './spawner-messages.js'
 
@@ -29,6 +30,22 @@ type Started = {
 const children = new Map<number, Started>()
 /** Messages of one process sent on to the front and not yet written: past it, its channel is not read. */
 const MAX_RELAYING = 256
+/**
+ * The same in characters (its lines' lengths), for one process and for all together. A count
+ * alone let one strict call's 200 lines of 15 MiB pile up here: 1.4 GB, and under a memory
+ * limit the kernel killed this process and every strict call with it (an attack, stop 27).
+ * A line is read whole before it counts, so one as long as a channel takes always passes.
+ */
+const MAX_RELAYING_CHARS = MAX_LINE
+const MAX_RELAYING_CHARS_ALL = 2 * MAX_LINE
+let relayingCharsAll = 0
+/** Processes whose channel is not read until what they, or all, sent on has been written. */
+const held = new Set<() => boolean>()
+
+/** Reads again every held channel that now may be. */
+function release(): void {
+  for (const resumed of held) if (resumed()) held.delete(resumed)
+}
 /** Bytes for one process that it has not read yet: past it, it is killed. */
 const MAX_UNREAD = 64 * 1024 * 1024
 const toFront = (message: FromSpawner): void => {
@@ -72,6 +89,7 @@ function start(message: Extract<ToSpawner, { t: 'start' }>): void {
   let unreadable = false
   let notStarted: string | undefined
   let relaying = 0
+  let relayingChars = 0
   let pid: number | undefined = child.pid
   const input = child.stdio[3] as Readable
   const output = child.stdin as Writable
@@ -82,28 +100,38 @@ function start(message: Extract<ToSpawner, { t: 'start' }>): void {
   const channel = openFrames<unknown, unknown>(
     input,
     output,
-    (msg) => {
+    (msg, chars) => {
       if (unreadable || !process.connected) return
       // Its answer given, it has nothing left to do: ended here, a message sooner than the front
       // could, and before the answer goes on, so the front frees its slot knowing it runs nothing more.
       if (message.endAfter !== undefined && (msg as { type?: unknown } | null)?.type === message.endAfter) child.kill('SIGKILL')
       // What cannot cross to the front (V8's serializer gives up on a value nested some
       // thousands deep) is no message either: it must not throw here, where it would end us.
+      const sent = () => {
+        relaying--
+        relayingChars -= chars
+        relayingCharsAll -= chars
+      }
       try {
         relaying++
+        relayingChars += chars
+        relayingCharsAll += chars
         const relayed: FromSpawner = pid === undefined ? { t: 'message', id, msg } : { t: 'message', id, msg, pid }
         pid = undefined
         process.send!(relayed, undefined, undefined, () => {
-          relaying--
-          if (relaying < MAX_RELAYING) input.resume()
+          sent()
+          release()
         })
       } catch {
-        relaying--
+        sent()
         kill()
         return
       }
       // A process that floods its channel waits for the front to take what it sent.
-      if (relaying >= MAX_RELAYING) input.pause()
+      if (!mayRead()) {
+        input.pause()
+        held.add(resumed)
+      }
     },
     // Its end closed: ours too, or the child's 'close' (all its stdio closed) never comes.
     () => {
@@ -112,6 +140,12 @@ function start(message: Extract<ToSpawner, { t: 'start' }>): void {
     },
     kill,
   )
+  const mayRead = () => relaying < MAX_RELAYING && relayingChars < MAX_RELAYING_CHARS && relayingCharsAll < MAX_RELAYING_CHARS_ALL
+  const resumed = () => {
+    if (!mayRead()) return false
+    input.resume()
+    return true
+  }
   const refuse = (why: string) => {
     notStarted = why
     child.kill('SIGKILL')
@@ -122,6 +156,7 @@ function start(message: Extract<ToSpawner, { t: 'start' }>): void {
     if (ended) return
     ended = true
     children.delete(id)
+    held.delete(resumed)
     if (folder !== undefined) removeFolder(folder)
     toFront(notStarted === undefined ? { t: 'exit', id, code, signal, unreadable } : { t: 'exit', id, code, signal, unreadable, notStarted })
   }

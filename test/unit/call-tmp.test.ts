@@ -1,0 +1,35 @@
+import { spawnSync } from 'node:child_process'
+import { chownSync, existsSync, mkdirSync, writeFileSync } from 'node:fs'
+import { describe, expect, it, onTestFinished } from 'vitest'
+import { createCallTmp } from '../../src/pool/call-tmp.js'
+
+/** Runs `script` as the folder's owner without root's override: this user, or nobody when this is root. */
+function asOwner(root: string, script: string): { status: number | null; stderr: string } {
+  const nobody = 65534
+  if (process.getuid?.() === 0) chownSync(root, nobody, nobody)
+  const who = process.getuid?.() === 0 ? { uid: nobody, gid: nobody } : {}
+  const run = spawnSync('/bin/sh', ['-c', script], { encoding: 'utf8', ...who })
+  return { status: run.status, stderr: run.stderr }
+}
+
+describe("strict calls' folders live in a root no process of the service's user can list", () => {
+  it('its owner cannot list the root, yet makes, writes and removes a folder it knows the name of', () => {
+    const tmp = createCallTmp()
+    onTestFinished(() => tmp.close())
+    const folder = tmp.reserve()
+    const listed = asOwner(tmp.root, `ls "${tmp.root}"`)
+    expect(listed.status, 'ls of the root').not.toBe(0)
+    expect(listed.stderr).toMatch(/Permission denied/)
+    const used = asOwner(tmp.root, `mkdir "${folder}" && echo hi > "${folder}/f" && cat "${folder}/f" && rm -r "${folder}"`)
+    expect(used, 'a folder by its name').toEqual({ status: 0, stderr: '' })
+  })
+
+  it('close removes the root and whatever calls left in it', () => {
+    const tmp = createCallTmp()
+    const folder = tmp.reserve()
+    mkdirSync(folder)
+    writeFileSync(`${folder}/left`, 'x')
+    tmp.close()
+    expect(existsSync(tmp.root)).toBe(false)
+  })
+})
