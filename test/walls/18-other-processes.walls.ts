@@ -15,7 +15,7 @@ import { describe, expect, it, onTestFinished } from 'vitest'
 import { probeLandlock } from '../../src/pool/landlock.js'
 import { PACK_PROCESS_MARKER, strictCommand } from '../../src/pool/strict-flags.js'
 import { ROOT, sleep, type Host } from '../helpers/host.js'
-import { cmdline, processTree, rawInvoke, STRICT, stillServes, withHost } from './walls-helpers.js'
+import { alive, cmdline, processTree, rawInvoke, STRICT, stillServes, withHost } from './walls-helpers.js'
 
 const HELPER = `${ROOT}dist/workers/native/landlock-exec`
 const wall = probeLandlock(HELPER)
@@ -30,15 +30,6 @@ type Signalled = { self: number; results: Array<{ pid: number; outcome: string }
 function nice(pid: number): number {
   const raw = readFileSync(`/proc/${pid}/stat`, 'utf8')
   return Number(raw.slice(raw.lastIndexOf(')') + 2).split(' ')[16])
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch {
-    return false
-  }
 }
 
 /** The pids of the host's processes that run pack code. */
