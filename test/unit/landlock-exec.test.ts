@@ -77,6 +77,34 @@ describe.skipIf(kernelLacksIt)('a process started through landlock-exec, on this
     ).not.toMatch(/ 64 +64/)
   })
 
+  const python = spawnSync('python3', ['--version']).error === undefined
+  it.skipIf(!python)(
+    'has no io_uring (which makes sockets past the filter), and with --no-network no socket but a unix one (python3, for the raw system calls)',
+    () => {
+      const script = [
+        'import socket, ctypes, os, json',
+        'r = {}',
+        "for name, fam, typ in (('udp', socket.AF_INET, socket.SOCK_DGRAM), ('netlink', socket.AF_NETLINK, socket.SOCK_RAW), ('vsock', 40, socket.SOCK_STREAM), ('unix', socket.AF_UNIX, socket.SOCK_STREAM)):",
+        '  try:',
+        "    socket.socket(fam, typ).close(); r[name] = 'ok'",
+        '  except OSError as e:',
+        '    r[name] = e.strerror',
+        'libc = ctypes.CDLL(None, use_errno=True)',
+        'params = (ctypes.c_char * 120)()',
+        'fd = libc.syscall(425, 8, params)  # io_uring_setup, the same number on x86_64 and aarch64',
+        "r['io_uring'] = 'ok' if fd >= 0 else os.strerror(ctypes.get_errno())",
+        'print(json.dumps(r))',
+      ].join('\n')
+      const run = (noNetwork: boolean) => {
+        const [command, ...args] = inLandlock(['/usr/bin/env', 'python3', '-c', script], noNetwork, wall)
+        return JSON.parse(spawnSync(command as string, args, { encoding: 'utf8' }).stdout)
+      }
+      const denied = 'Permission denied'
+      expect(run(true)).toEqual({ udp: denied, netlink: denied, vsock: denied, unix: 'ok', io_uring: 'Function not implemented' })
+      expect(run(false)).toMatchObject({ udp: 'ok', unix: 'ok', io_uring: 'Function not implemented' })
+    },
+  )
+
   it('with --no-network has no IPv4 or IPv6 socket (TCP, UDP), where without it the same script connects', () => {
     const script = `
       const net = require('node:net'), dgram = require('node:dgram')

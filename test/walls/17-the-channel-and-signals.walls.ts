@@ -123,12 +123,14 @@ describe('stop 25: an answer too large for the channel fails its own call alone'
 })
 
 /**
- * Under strict, `tool` floods its channel while tenant b's 300 ms call runs: the victim answers
- * right and in time, and the spawner's peak stays under `peakMB`.
+ * Under strict, `attackers` calls of `tool` flood their channels while tenant b's 300 ms call
+ * runs: the victim answers right and in time, and the spawner's peak stays under `peakMB`.
  */
-async function floodBesideVictim(tool: string, input: object, peakMB: number): Promise<void> {
+async function floodBesideVictim(tool: string, input: object, peakMB: number, attackers = 1): Promise<void> {
   await withHost({ env: STRICT }, async (host) => {
-    const attack = rawInvoke(host.port, tool, input, { tenantId: 'tenant-a', runId: 'attack' }, 20_000)
+    const attack = Promise.all(
+      Array.from({ length: attackers }, (_, i) => rawInvoke(host.port, tool, input, { tenantId: 'tenant-a', runId: `attack-${i}` }, 20_000)),
+    )
     await sleep(500)
     const started = Date.now()
     const answer = await rawInvoke(host.port, 'abort-victim', { ms: 300 }, victimCtx, 20_000)
@@ -150,6 +152,18 @@ describe('stop 24: a flood of valid messages on the channel is read no faster th
     // Before, the spawner held all of them: 580 MB at 60 (1.4 GB at 200 in the attack's run);
     // now ~370 MB whatever their number, most of it garbage of lines relayed.
     await floodBesideVictim('channel-flood-big', { lines: 60 }, 500)
+  })
+
+  it('under strict, 12 calls at once flooding small messages (stop 27): each flooder is killed, another call answers in time, and the spawner stays within bounds', async () => {
+    // Before, pausing took effect between 64 KiB chunks of 20,000 lines each: 12 flooders took
+    // the spawner to 1.07 GB (31 to 2.4 GB in the attack's run); now ~80 MB.
+    await floodBesideVictim('channel-flood-lines', { ms: 3000 }, 400, 12)
+  })
+
+  it('under strict, 12 calls at once each writing 15 MiB messages (stop 27): the spawner holds no more than the bound for all, and another call answers in time', async () => {
+    // Before, each process was held back on its own only: 937 MB; now ~650 MB, most of it the
+    // line each process had half read when all were held back.
+    await floodBesideVictim('channel-flood-big', { lines: 20 }, 800, 12)
   })
 })
 

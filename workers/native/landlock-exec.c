@@ -15,7 +15,8 @@
 //   kills pack processes before the front or the spawner, whatever pack code writes into
 //   their /proc entries;
 // - with --no-network (a `network: none` process), no network: Landlock refuses TCP bind and
-//   connect, and the filter refuses every IPv4 and IPv6 socket (UDP and DNS included).
+//   connect, and the filter refuses every socket but a unix one (UDP and DNS included), and
+//   io_uring (for every pack process), which makes sockets past the filter.
 //
 // A JavaScript guard in the pack process is only a second line; this is the wall.
 //
@@ -116,11 +117,20 @@ static int install_filter(int no_network) {
       ONLY_SELF(SYS_sched_setscheduler, 0),
       ONLY_SELF(SYS_sched_setparam, 0),
       ONLY_SELF(SYS_sched_setattr, 0),
+      // io_uring makes sockets (IORING_OP_SOCKET) and much else inside the kernel, past every
+      // rule here (an attack sent UDP from a network-none process so). libuv, which would use it
+      // for files, falls back to its thread pool.
+      LOAD(nr),
+      IS(SYS_io_uring_setup, 2, 0),
+      IS(SYS_io_uring_enter, 1, 0),
+      IS(SYS_io_uring_register, 0, 1),
+      DENY_AS(ENOSYS),
   };
-  // --no-network: no IPv4 or IPv6 socket at all (UDP and DNS too, which Landlock does not
-  // scope; TCP is refused by both). Seven instructions; another call jumps over the other five.
+  // --no-network: no socket but a unix one (UDP and DNS too, which Landlock does not scope; TCP
+  // is refused by both; packet, vsock, netlink and the rest too). Six instructions; another
+  // call jumps over the other four.
   struct sock_filter no_ip[] = {
-      LOAD(nr), IS(SYS_socket, 0, 5), LOAD_ARG(0), IS(AF_INET, 2, 0), IS(AF_INET6, 1, 0), ALLOW, DENY_AS(EACCES),
+      LOAD(nr), IS(SYS_socket, 0, 4), LOAD_ARG(0), IS(AF_UNIX, 1, 0), DENY_AS(EACCES), ALLOW,
   };
   struct sock_filter tail[] = {ALLOW};
   struct sock_filter filter[sizeof head / sizeof head[0] + sizeof no_ip / sizeof no_ip[0] + 1];

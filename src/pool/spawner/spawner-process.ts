@@ -26,10 +26,19 @@ type Started = {
   unreadable: () => void
   /** Kills it before it took what it was to be sent (its exit says why). */
   refuse: (why: string) => void
+  /** Stops reading its channel until there is room again (release). */
+  hold: () => void
 }
 const children = new Map<number, Started>()
 /** Messages of one process sent on to the front and not yet written: past it, its channel is not read. */
 const MAX_RELAYING = 256
+/**
+ * Past this many, it is killed: pausing takes effect between chunks, and a 64 KiB chunk holds
+ * 20,000 small lines. 31 processes writing such chunks took this process to 2.4 GB (an attack,
+ * stop 27). A strict call's process sends a handful of messages, a few hundred file requests at
+ * most.
+ */
+const MAX_FLOOD = 4 * MAX_RELAYING
 /**
  * The same in characters (its lines' lengths), for one process and for all together. A count
  * alone let one strict call's 200 lines of 15 MiB pile up here: 1.4 GB, and under a memory
@@ -127,11 +136,11 @@ function start(message: Extract<ToSpawner, { t: 'start' }>): void {
         kill()
         return
       }
-      // A process that floods its channel waits for the front to take what it sent.
-      if (!mayRead()) {
-        input.pause()
-        held.add(resumed)
-      }
+      // A process that floods its channel waits for the front to take what it sent, and past
+      // all bounds is killed; past the bound for all, every process waits.
+      if (relaying > MAX_FLOOD) kill()
+      else if (relayingCharsAll >= MAX_RELAYING_CHARS_ALL) for (const other of children.values()) other.hold()
+      else if (!mayRead()) hold()
     },
     // Its end closed: ours too, or the child's 'close' (all its stdio closed) never comes.
     () => {
@@ -146,11 +155,15 @@ function start(message: Extract<ToSpawner, { t: 'start' }>): void {
     input.resume()
     return true
   }
+  const hold = () => {
+    input.pause()
+    held.add(resumed)
+  }
   const refuse = (why: string) => {
     notStarted = why
     child.kill('SIGKILL')
   }
-  children.set(id, { child, channel, folder, unreadable: kill, refuse })
+  children.set(id, { child, channel, folder, unreadable: kill, refuse, hold })
   let ended = false
   const end = (code: number | null, signal: NodeJS.Signals | null) => {
     if (ended) return
