@@ -24,7 +24,8 @@ describe.skipIf(kernelLacksIt)('a process started through landlock-exec, on this
   let listener: Server
   let port = 0
   beforeAll(async () => {
-    other = spawn('sleep', ['60'], { stdio: 'ignore' })
+    // A session of its own: an autogroup is a session's, and a failing wall must not renice this test run's.
+    other = spawn('sleep', ['60'], { stdio: 'ignore', detached: true })
     listener = createServer((socket) => socket.end())
     await new Promise<void>((resolve) => listener.listen(0, '127.0.0.1', resolve))
     port = (listener.address() as { port: number }).port
@@ -61,6 +62,20 @@ describe.skipIf(kernelLacksIt)('a process started through landlock-exec, on this
       oomScoreAdj: '1000',
     })
     expect(spawnSync('ps', ['-o', 'ni=', '-p', String(other.pid)], { encoding: 'utf8' }).stdout.trim(), "the other process's nice").toBe('0')
+  })
+
+  it("writes no other process's /proc entries (autogroup, oom_score_adj), and still its own, files in /tmp and its stdout by path", () => {
+    const script = [
+      `for f in autogroup oom_score_adj; do echo 19 > /proc/${other.pid}/$f 2>/dev/null; echo "other-$f $?"; done`,
+      'echo 1000 > /proc/self/oom_score_adj; echo "self $?"',
+      'f=$(mktemp); echo x > "$f"; echo "tmp $?"; rm -f "$f"',
+      'echo x > /dev/null; echo "null $?"',
+    ].join('; ')
+    const [command, ...args] = inLandlock(['/bin/sh', '-c', script], false, wall)
+    const lines = spawnSync(command as string, args, { encoding: 'utf8' })
+      .stdout.trim()
+      .split('\n')
+    expect(lines).toEqual(['other-autogroup 2', 'other-oom_score_adj 2', 'self 0', 'tmp 0', 'null 0'])
   })
 
   it("pins and limits no other process through a child (util-linux's taskset, prlimit); limits itself (pid 0)", () => {

@@ -14,7 +14,7 @@ import { join } from 'node:path'
 import { describe, expect, it, onTestFinished } from 'vitest'
 import { probeLandlock } from '../../src/pool/landlock.js'
 import { PACK_PROCESS_MARKER, strictCommand } from '../../src/pool/strict-flags.js'
-import { ROOT, sleep, type Host } from '../helpers/host.js'
+import { BIN, ROOT, sleep, type Host } from '../helpers/host.js'
 import { alive, cmdline, processTree, rawInvoke, STRICT, stillServes, withHost } from './walls-helpers.js'
 
 const HELPER = `${ROOT}dist/workers/native/landlock-exec`
@@ -116,6 +116,23 @@ describe.skipIf(kernelLacksIt)('finding 3 by pid: no pack process signals or ren
       })
     })
   }
+
+  it("under none, warm pack code's child process cannot write the front's /proc entries: its autogroup nice and oom_score_adj stay as they were", async () => {
+    // In a session of its own: an autogroup is a session's, and should the wall fail, the attack must not renice this test run.
+    await withHost({ env: { KINDGI_PACK_SANDBOX: 'none' }, command: ['setsid', process.execPath, BIN] }, async (host) => {
+      const front = host.proc.pid as number
+      const before = ['autogroup', 'oom_score_adj'].map((file) => readFileSync(`/proc/${front}/${file}`, 'utf8'))
+      for (const [file, value] of [
+        ['autogroup', 19],
+        ['oom_score_adj', 1000],
+      ] as const) {
+        const answer = await rawInvoke(host.port, 'proc-write', { pid: front, file, value }, { tenantId: 'tenant-a', runId: 'attack' })
+        expect('error' in answer ? answer : answer.body.output, file).toEqual({ outcome: expect.stringMatching(/Permission denied/) })
+      }
+      expect(['autogroup', 'oom_score_adj'].map((file) => readFileSync(`/proc/${front}/${file}`, 'utf8'))).toEqual(before)
+      await stillServes(host)
+    })
+  })
 
   it("a strict call's process, started as the host starts one but with code that never installs the guard, cannot signal a process outside it", async () => {
     // Whatever gets past the guard (a Node bug, say) meets this: the kernel's refusal.

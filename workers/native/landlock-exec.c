@@ -12,8 +12,10 @@
 //   outlives it inherits the filter, and the pid may by then be another process's); system
 //   calls of another architecture (a way around a filter) are refused too;
 // - an oom_score_adj of 1000, which it cannot lower again: when memory runs out, the kernel
-//   kills pack processes before the front or the spawner, whatever pack code writes into
-//   their /proc entries;
+//   kills pack processes before the front or the spawner;
+// - no writing into /proc but its own entries (nor into /sys): another process's autogroup
+//   nice, oom_score_adj and the like are files there, which the kernel lets any process of
+//   their user write;
 // - with --no-network (a `network: none` process), no network: Landlock refuses TCP bind and
 //   connect, and the filter refuses every socket but a unix one (UDP and DNS included), and
 //   io_uring (for every pack process), which makes sockets past the filter.
@@ -30,6 +32,7 @@
 // Written in C because the wall must be put up by the process itself before it executes Node:
 // no Node API makes these system calls, and the pack process must not load addons.
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/audit.h>
@@ -48,6 +51,7 @@
 
 #ifndef SYS_landlock_create_ruleset
 #define SYS_landlock_create_ruleset 444
+#define SYS_landlock_add_rule 445
 #define SYS_landlock_restrict_self 446
 #endif
 
@@ -67,7 +71,16 @@ struct ruleset_attr {
   uint64_t scoped;
 };
 
+struct path_beneath_attr {
+  uint64_t allowed_access;
+  int32_t parent_fd;
+} __attribute__((packed));
+
 #define CREATE_RULESET_VERSION (1U << 0)
+#define RULE_PATH_BENEATH 1
+#define ACCESS_FS_WRITE_FILE (1ULL << 1)
+#define ACCESS_FS_TRUNCATE (1ULL << 14)
+#define WRITES (ACCESS_FS_WRITE_FILE | ACCESS_FS_TRUNCATE)
 #define ACCESS_NET_BIND_TCP (1ULL << 0)
 #define ACCESS_NET_CONNECT_TCP (1ULL << 1)
 #define SCOPE_ABSTRACT_UNIX_SOCKET (1ULL << 0)
@@ -148,21 +161,58 @@ static int install_filter(int no_network) {
 }
 
 /** Puts this process behind the wall; 0, or 126 having said which step failed. */
+/** Lets the domain write (and truncate) files beneath `path`. */
+static int allow_writes(int ruleset, const char *path) {
+  int fd = open(path, O_PATH | O_CLOEXEC);
+  if (fd < 0) return 0; // gone since it was listed: nothing to allow
+  struct path_beneath_attr rule = {.allowed_access = WRITES, .parent_fd = fd};
+  long added = syscall(SYS_landlock_add_rule, ruleset, RULE_PATH_BENEATH, &rule, 0);
+  close(fd);
+  return added == 0 ? 0 : -1;
+}
+
+/**
+ * Writes anywhere but /proc and /sys, and beneath /proc its own entries: other processes'
+ * /proc files (autogroup, oom_score_adj, …) are the kernel's way to change them, and the
+ * kernel lets any process of their user write most of them (an attack set the front's
+ * autogroup to nice 19 from a warm child process). Landlock lists what is allowed, so each
+ * entry of / is allowed but those two.
+ */
+static int allow_writes_but_proc(int ruleset) {
+  DIR *root = opendir("/");
+  if (root == NULL) return -1;
+  char path[300];
+  for (struct dirent *entry; (entry = readdir(root)) != NULL;) {
+    const char *name = entry->d_name;
+    if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0 || strcmp(name, "proc") == 0 || strcmp(name, "sys") == 0) continue;
+    snprintf(path, sizeof path, "/%s", name);
+    if (allow_writes(ruleset, path) != 0) {
+      closedir(root);
+      return -1;
+    }
+  }
+  closedir(root);
+  // /proc/self is read now, as /proc/<this pid>, the pack process's own pid after execv.
+  return allow_writes(ruleset, "/proc/self");
+}
+
 static int wall_in(int no_network) {
+  // Raising it needs no privilege; lowering it again would.
+  int adj = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
+  if (adj < 0 || write(adj, "1000", 4) != 4) return refuse("/proc/self/oom_score_adj");
+  close(adj);
   struct ruleset_attr attr = {0};
+  attr.handled_access_fs = WRITES;
   attr.scoped = SCOPE_SIGNAL | SCOPE_ABSTRACT_UNIX_SOCKET;
   if (no_network) attr.handled_access_net = ACCESS_NET_BIND_TCP | ACCESS_NET_CONNECT_TCP;
   int ruleset = (int)syscall(SYS_landlock_create_ruleset, &attr, sizeof attr, 0);
   if (ruleset < 0) return refuse("landlock_create_ruleset");
+  if (allow_writes_but_proc(ruleset) != 0) return refuse("landlock_add_rule");
   // Required of a process without CAP_SYS_ADMIN, and right anyway: nothing it executes gains privileges.
   if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return refuse("PR_SET_NO_NEW_PRIVS");
   if (syscall(SYS_landlock_restrict_self, ruleset, 0) != 0) return refuse("landlock_restrict_self");
   close(ruleset);
   if (install_filter(no_network) != 0) return refuse("seccomp filter");
-  // Raising it needs no privilege; lowering it again would.
-  int adj = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
-  if (adj < 0 || write(adj, "1000", 4) != 4) return refuse("/proc/self/oom_score_adj");
-  close(adj);
   return 0;
 }
 
