@@ -28,7 +28,7 @@ const AJV = new URL('../src/ajv.js', import.meta.url).href
 function once(spec: CeilingSpec): Promise<number> {
   const started = performance.now()
   const readRoots = [ROOT, ...new Set(spec.modules.map((m) => dirname(m)))]
-  const [command, ...args] = strictCommand(PROCESS, { readRoots, callFolder: '/nonexistent', networkNone: false, memMB: undefined, dataBaseline: undefined })
+  const [command, ...args] = strictCommand(PROCESS, { readRoots, networkNone: false, memMB: undefined, dataBaseline: undefined })
   // Its channel as the spawner makes a strict process's: stdin in, fd 3 out.
   const child = spawn(command as string, args, { stdio: ['pipe', 'inherit', 'inherit', 'pipe'] })
   child.stdin?.write(`${JSON.stringify({ modules: spec.modules, input: spec.input, schemas: spec.schemas, ajv: AJV })}\n`)

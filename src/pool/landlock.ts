@@ -4,8 +4,9 @@
 // code that gets past it, or a child process of warm pack code, could kill the front. Each
 // pack process is therefore started through landlock-exec (workers/native/), which puts it in
 // a Landlock domain of its own first: the kernel refuses it signals to any process outside
-// the domain and their abstract unix sockets; a seccomp filter lets it renice, limit or pin no
-// process but itself; and a `network: none` process gets no IPv4 or IPv6 socket at all. Needs Linux 6.12 (Landlock ABI
+// the domain and their abstract unix sockets, and writes into /proc; a seccomp filter lets it
+// renice, limit or pin no process but itself; and a `network: none` process gets no socket
+// but a unix one. Needs Linux 6.12 (Landlock ABI
 // 6); where it cannot be had, processes start as before and the `listening` line says why.
 import { spawnSync } from 'node:child_process'
 import { fileURLToPath } from 'node:url'

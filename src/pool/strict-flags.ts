@@ -49,8 +49,6 @@ export function tokenFileProblem(config: Pick<Config, 'moduleRoot' | 'indexPath'
 
 export type StrictLimits = {
   readRoots: string[]
-  /** The one call folder (ctx.tmpDir) this process may read and write, made before its call. */
-  callFolder: string
   networkNone: boolean
   memMB: number | undefined
   /** The process's own data segment before any pack code (bytes), when known: the data limit adds memMB to it. */
@@ -68,15 +66,12 @@ const DATA_SLACK_MB = 48
  */
 export const NO_DEBUG_SIGNAL = '--disable-sigusr1'
 
+/** Its call folder's grants come in its environment (callFolderEnv), not on this command line. */
 export function strictCommand(entry: string, limits: StrictLimits, runtime: Runtime = RUNTIME, wall: Landlock = landlock()): string[] {
-  // The folder, and what lies below it: granted before it exists, a bare path is a file's.
-  const call = [limits.callFolder, `${limits.callFolder}/*`]
   const node = [
     NO_DEBUG_SIGNAL,
     runtime.permissionFlag,
     ...limits.readRoots.map((p) => `--allow-fs-read=${p}`),
-    ...call.map((p) => `--allow-fs-read=${p}`),
-    ...call.map((p) => `--allow-fs-write=${p}`),
     ...(runtime.permissionGatesNet && !limits.networkNone ? ['--allow-net'] : []),
     '--no-addons',
     '--no-experimental-sqlite',
@@ -92,6 +87,21 @@ export function strictCommand(entry: string, limits: StrictLimits, runtime: Runt
   const dataKiB = Math.ceil(limits.dataBaseline / 1024) + (limits.memMB + DATA_SLACK_MB) * 1024
   // The shell sets the limit on itself, then becomes node: the limit holds from node's first instruction.
   return inLandlock(['/bin/sh', '-c', `ulimit -d ${dataKiB} && exec "$0" "$@"`, process.execPath, ...node], limits.networkNone, wall)
+}
+
+/**
+ * `env` with the grants for a strict process's one call folder (ctx.tmpDir, made before its
+ * call) added to NODE_OPTIONS: the folder and what lies below it, granted before it exists (a
+ * bare path is a file's). Not on the command line: /proc/<pid>/cmdline is readable by every
+ * process of the service's user, and a warm tool's child process read strict calls' folder names
+ * there, past the root that cannot be listed (a review, stop 27); /proc/<pid>/environ is read
+ * only through a ptrace check, which the process's Landlock domain refuses to any other.
+ */
+export function callFolderEnv(folder: string, env: Readonly<Record<string, string>>): Record<string, string> {
+  const quoted = (flag: string) => `"${flag.replaceAll('\\', '\\\\').replaceAll('"', '\\"')}"`
+  const paths = [folder, `${folder}/*`]
+  const grants = [...paths.map((p) => `--allow-fs-read=${p}`), ...paths.map((p) => `--allow-fs-write=${p}`)].map(quoted).join(' ')
+  return { ...env, NODE_OPTIONS: env.NODE_OPTIONS === undefined || env.NODE_OPTIONS === '' ? grants : `${env.NODE_OPTIONS} ${grants}` }
 }
 
 /** `path` is `folder` or lies below it. */

@@ -14,7 +14,7 @@ import type { GroupAnswer, StopReason } from '../protocol/call-answers.js'
 import { cpuTimeMs, dataBytes } from './proc-stat.js'
 import { spareTarget } from './spare-sizing.js'
 import { type Exit, type SendOptions, type Spawned, startProcess } from './spawner/spawner.js'
-import { strictCommand } from './strict-flags.js'
+import { callFolderEnv, strictCommand } from './strict-flags.js'
 import { bridgeFileRequest } from './tool-files.js'
 
 // Bundled at build, like the pooled worker: what a strict call waits for is a start. As
@@ -55,7 +55,6 @@ export function createStrictGroup(options: StrictOptions): WorkerGroup {
     const folder = options.callTmp.reserve()
     const [command, ...args] = strictCommand(STRICT_PROCESS, {
       readRoots: options.readRoots,
-      callFolder: folder,
       networkNone,
       memMB: options.memMB,
       dataBaseline,
@@ -63,7 +62,7 @@ export function createStrictGroup(options: StrictOptions): WorkerGroup {
     // Its folder is made by the spawner before it starts, its setup written as it starts, and it
     // is ended by the spawner once it has answered.
     const setup: ToStrict = options.sources === undefined ? { type: 'setup', traits } : { type: 'setup', traits, sources: options.sources }
-    const child = startProcess(command as string, args, options.env, { folder, first: setup, endAfter: 'result' })
+    const child = startProcess(command as string, args, callFolderEnv(folder, options.env), { folder, first: setup, endAfter: 'result' })
     live.add(child)
     void child.exited.then(() => {
       live.delete(child)

@@ -61,14 +61,18 @@ describe("a strict call's folder", () => {
     expect(probe.body.output.writes.inside).toBe('written')
     await sleep(300)
     expect(existsSync(probe.body.output.tmpDir)).toBe(false)
-    // A spare's folder is made before it starts (by the spawner), granted to it alone.
+    // A spare's folder is made before it starts (by the spawner), granted to it alone, in its
+    // environment (NODE_OPTIONS): a command line is readable to every process of the user.
     const left = readdirSync(join(tmpdir(), root as string)).map((name) => `--allow-fs-write=${join(tmpdir(), root as string, name)}`)
     const spares = children(spawnerOf(host.proc.pid as number))
+    const nodeOptions = (pid: number) =>
+      readFileSync(`/proc/${pid}/environ`, 'utf8')
+        .split('\0')
+        .find((line) => line.startsWith('NODE_OPTIONS='))
     const granted = spares.flatMap((pid) =>
-      cmdline(pid)
-        .split(' ')
-        .filter((arg) => arg.startsWith('--allow-fs-write=') && !arg.endsWith('/*')),
+      [...(nodeOptions(pid) ?? '').matchAll(/"(--allow-fs-write=[^"]*)"/g)].map((m) => m[1]).filter((arg) => !arg?.endsWith('/*')),
     )
+    for (const pid of spares) expect(cmdline(pid), 'a spare names no call folder on its command line').not.toContain(root)
     expect(left.length).toBeGreaterThan(0)
     for (const folder of left) expect(granted).toContain(folder)
   })

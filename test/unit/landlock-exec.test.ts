@@ -21,11 +21,13 @@ function inside(script: string, noNetwork: boolean, env: Record<string, string> 
 
 describe.skipIf(kernelLacksIt)('a process started through landlock-exec, on this kernel', () => {
   let other: ReturnType<typeof spawn>
+  let niceBefore = ''
   let listener: Server
   let port = 0
   beforeAll(async () => {
     // A session of its own: an autogroup is a session's, and a failing wall must not renice this test run's.
     other = spawn('sleep', ['60'], { stdio: 'ignore', detached: true })
+    niceBefore = spawnSync('ps', ['-o', 'ni=', '-p', String(other.pid)], { encoding: 'utf8' }).stdout.trim()
     listener = createServer((socket) => socket.end())
     await new Promise<void>((resolve) => listener.listen(0, '127.0.0.1', resolve))
     port = (listener.address() as { port: number }).port
@@ -51,6 +53,7 @@ describe.skipIf(kernelLacksIt)('a process started through landlock-exec, on this
         reniceSelf: tryIt(() => os.setPriority(0, 5)),
         reniceOwnPid: tryIt(() => os.setPriority(process.pid, 6)),
         oomScoreAdj: require('node:fs').readFileSync('/proc/self/oom_score_adj', 'utf8').trim(),
+        ownSession: require('node:fs').readFileSync('/proc/self/stat', 'utf8').split(') ')[1].split(' ')[3] === String(process.pid),
       }))`
     expect(inside(script, false, { OTHER: String(other.pid) })).toEqual({
       killOther: 'EPERM',
@@ -58,16 +61,19 @@ describe.skipIf(kernelLacksIt)('a process started through landlock-exec, on this
       reniceOther: 'EPERM',
       reniceSelf: 'ok',
       reniceOwnPid: 'EPERM',
-      // Killed first when memory runs out (without CAP_SYS_RESOURCE, as in the image, it cannot lower that).
+      // Killed first when memory runs out.
       oomScoreAdj: '1000',
+      // A session, and so an autogroup, of its own.
+      ownSession: true,
     })
-    expect(spawnSync('ps', ['-o', 'ni=', '-p', String(other.pid)], { encoding: 'utf8' }).stdout.trim(), "the other process's nice").toBe('0')
+    expect(spawnSync('ps', ['-o', 'ni=', '-p', String(other.pid)], { encoding: 'utf8' }).stdout.trim(), "the other process's nice").toBe(niceBefore)
   })
 
-  it("writes no other process's /proc entries (autogroup, oom_score_adj), and still its own, files in /tmp and its stdout by path", () => {
+  it("writes no process's /proc entries, its own included (it could set its oom_score_adj back to 0), and still files in /tmp and /dev/null", () => {
     const script = [
       `for f in autogroup oom_score_adj; do echo 19 > /proc/${other.pid}/$f 2>/dev/null; echo "other-$f $?"; done`,
-      'echo 1000 > /proc/self/oom_score_adj; echo "self $?"',
+      'echo 0 > /proc/self/oom_score_adj 2>/dev/null; echo "self $? $(cat /proc/self/oom_score_adj)"',
+      'echo 19 > /proc/self/autogroup 2>/dev/null; echo "self-autogroup $?"',
       'f=$(mktemp); echo x > "$f"; echo "tmp $?"; rm -f "$f"',
       'echo x > /dev/null; echo "null $?"',
     ].join('; ')
@@ -75,7 +81,7 @@ describe.skipIf(kernelLacksIt)('a process started through landlock-exec, on this
     const lines = spawnSync(command as string, args, { encoding: 'utf8' })
       .stdout.trim()
       .split('\n')
-    expect(lines).toEqual(['other-autogroup 2', 'other-oom_score_adj 2', 'self 0', 'tmp 0', 'null 0'])
+    expect(lines).toEqual(['other-autogroup 2', 'other-oom_score_adj 2', 'self 2 1000', 'self-autogroup 2', 'tmp 0', 'null 0'])
   })
 
   it("pins and limits no other process through a child (util-linux's taskset, prlimit); limits itself (pid 0)", () => {

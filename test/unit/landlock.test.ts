@@ -7,7 +7,7 @@ import { packProcessCommand, strictCommand } from '../../src/pool/strict-flags.j
 
 const ON: Landlock = { kind: 'on', helper: '/opt/host/landlock-exec', abi: 7 }
 const OFF: Landlock = { kind: 'off', why: 'no helper' }
-const LIMITS = { readRoots: ['/pack'], callFolder: '/tmp/call-1', networkNone: false, memMB: undefined, dataBaseline: undefined }
+const LIMITS = { readRoots: ['/pack'], networkNone: false, memMB: undefined, dataBaseline: undefined }
 
 describe('a pack process starts inside a Landlock domain where the machine has one', () => {
   it('a command goes through the helper, with --no-network only for a network-none process', () => {

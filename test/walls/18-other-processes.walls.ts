@@ -88,6 +88,11 @@ describe.skipIf(kernelLacksIt)('finding 3 by pid: no pack process signals or ren
       const victim = rawInvoke(host.port, 'canary-hold', { parts: ['held'], ms: 2_000 }, { tenantId: 'tenant-b', runId: 'victim' })
       await sleep(700)
       const victims = packProcesses(host)
+      // A call folder named on a command line is readable to every process of the user (/proc/<pid>/cmdline).
+      expect(
+        victims.map(cmdline).filter((line) => line.includes('/call-')),
+        'call folders on command lines',
+      ).toEqual([])
       const { self, results } = await signalPids(host, [front, spawner as number, ...victims])
       expect(spawner, 'the spawner').toBeDefined()
       const targets = [front, spawner as number, ...victims.filter((pid) => pid !== self)]
@@ -117,17 +122,19 @@ describe.skipIf(kernelLacksIt)('finding 3 by pid: no pack process signals or ren
     })
   }
 
-  it("under none, warm pack code's child process cannot write the front's /proc entries: its autogroup nice and oom_score_adj stay as they were", async () => {
+  it("under none, warm pack code's child process cannot write the front's /proc entries, nor its own process's: the front's autogroup nice and oom_score_adj stay as they were", async () => {
     // In a session of its own: an autogroup is a session's, and should the wall fail, the attack must not renice this test run.
     await withHost({ env: { KINDGI_PACK_SANDBOX: 'none' }, command: ['setsid', process.execPath, BIN] }, async (host) => {
       const front = host.proc.pid as number
       const before = ['autogroup', 'oom_score_adj'].map((file) => readFileSync(`/proc/${front}/${file}`, 'utf8'))
-      for (const [file, value] of [
-        ['autogroup', 19],
-        ['oom_score_adj', 1000],
+      for (const [pid, file, value] of [
+        [front, 'autogroup', 19],
+        [front, 'oom_score_adj', 1000],
+        ['self', 'autogroup', 19],
+        ['self', 'oom_score_adj', 0],
       ] as const) {
-        const answer = await rawInvoke(host.port, 'proc-write', { pid: front, file, value }, { tenantId: 'tenant-a', runId: 'attack' })
-        expect('error' in answer ? answer : answer.body.output, file).toEqual({ outcome: expect.stringMatching(/Permission denied/) })
+        const answer = await rawInvoke(host.port, 'proc-write', { pid, file, value }, { tenantId: 'tenant-a', runId: 'attack' })
+        expect('error' in answer ? answer : answer.body.output, `${pid} ${file}`).toEqual({ outcome: expect.stringMatching(/Permission denied/) })
       }
       expect(['autogroup', 'oom_score_adj'].map((file) => readFileSync(`/proc/${front}/${file}`, 'utf8'))).toEqual(before)
       await stillServes(host)
@@ -143,12 +150,7 @@ describe.skipIf(kernelLacksIt)('finding 3 by pid: no pack process signals or ren
     onTestFinished(() => {
       target.kill('SIGKILL')
     })
-    const [command, ...args] = strictCommand(
-      entry,
-      { readRoots: [dir], callFolder: join(dir, 'call'), networkNone: true, memMB: undefined, dataBaseline: undefined },
-      undefined,
-      wall,
-    )
+    const [command, ...args] = strictCommand(entry, { readRoots: [dir], networkNone: true, memMB: undefined, dataBaseline: undefined }, undefined, wall)
     expect(command, 'started through the Landlock helper').toBe(HELPER)
     const run = spawnSync(command as string, args, { encoding: 'utf8', env: { TARGET: String(target.pid) }, timeout: 10_000 })
     expect(run.stdout.trim(), `its own report (stderr: ${run.stderr})`).toBe('EPERM')

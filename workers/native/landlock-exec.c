@@ -11,11 +11,12 @@
 //   or take its file descriptors away with a limit (not even by its own pid: a child that
 //   outlives it inherits the filter, and the pid may by then be another process's); system
 //   calls of another architecture (a way around a filter) are refused too;
-// - an oom_score_adj of 1000, which it cannot lower again: when memory runs out, the kernel
-//   kills pack processes before the front or the spawner;
-// - no writing into /proc but its own entries (nor into /sys): another process's autogroup
-//   nice, oom_score_adj and the like are files there, which the kernel lets any process of
-//   their user write;
+// - an oom_score_adj of 1000: when memory runs out, the kernel kills pack processes before the
+//   front or the spawner;
+// - no writing into /proc, its own entries included, nor into /sys: another process's
+//   autogroup nice, oom_score_adj and the like are files there, which the kernel lets any
+//   process of their user write (and its own oom_score_adj it could set back to 0);
+// - a session of its own, so an autogroup of its own;
 // - with --no-network (a `network: none` process), no network: Landlock refuses TCP bind and
 //   connect, and the filter refuses every socket but a unix one (UDP and DNS included), and
 //   io_uring (for every pack process), which makes sockets past the filter.
@@ -45,6 +46,7 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -160,11 +162,15 @@ static int install_filter(int no_network) {
   return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &program, 0, 0);
 }
 
-/** Puts this process behind the wall; 0, or 126 having said which step failed. */
-/** Lets the domain write (and truncate) files beneath `path`. */
+/** Lets the domain write (and truncate) files beneath `path`, unless it is a link (it may lead into /proc). */
 static int allow_writes(int ruleset, const char *path) {
-  int fd = open(path, O_PATH | O_CLOEXEC);
+  int fd = open(path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
   if (fd < 0) return 0; // gone since it was listed: nothing to allow
+  struct stat st;
+  if (fstat(fd, &st) != 0 || S_ISLNK(st.st_mode)) {
+    close(fd);
+    return 0; // what it leads to is allowed under its own name, or not at all
+  }
   struct path_beneath_attr rule = {.allowed_access = WRITES, .parent_fd = fd};
   long added = syscall(SYS_landlock_add_rule, ruleset, RULE_PATH_BENEATH, &rule, 0);
   close(fd);
@@ -172,11 +178,12 @@ static int allow_writes(int ruleset, const char *path) {
 }
 
 /**
- * Writes anywhere but /proc and /sys, and beneath /proc its own entries: other processes'
- * /proc files (autogroup, oom_score_adj, …) are the kernel's way to change them, and the
- * kernel lets any process of their user write most of them (an attack set the front's
- * autogroup to nice 19 from a warm child process). Landlock lists what is allowed, so each
- * entry of / is allowed but those two.
+ * Writes anywhere but /proc and /sys, not even its own /proc entries: other processes' /proc
+ * files (autogroup, oom_score_adj, …) are the kernel's way to change them, and the kernel lets
+ * any process of their user write most of them (an attack set the front's autogroup to nice 19
+ * from a warm child process); its own autogroup was the front's too, before setsid, and its
+ * own oom_score_adj it could set back to 0 (a review found both). Landlock lists what is
+ * allowed, so each entry of / is allowed but those two.
  */
 static int allow_writes_but_proc(int ruleset) {
   DIR *root = opendir("/");
@@ -192,12 +199,16 @@ static int allow_writes_but_proc(int ruleset) {
     }
   }
   closedir(root);
-  // /proc/self is read now, as /proc/<this pid>, the pack process's own pid after execv.
-  return allow_writes(ruleset, "/proc/self");
+  return 0;
 }
 
+/** Puts this process behind the wall; 0, or 126 having said which step failed. */
 static int wall_in(int no_network) {
-  // Raising it needs no privilege; lowering it again would.
+  // A session, and so an autogroup, of its own: the kernel shares a session's CPU among its
+  // autogroups, and the front's must not be this process's to renice. A process group leader
+  // (a caller that made this one one) cannot: it keeps its caller's session.
+  setsid();
+  // Raising it needs no privilege; it cannot be written again (no write into /proc, below).
   int adj = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
   if (adj < 0 || write(adj, "1000", 4) != 4) return refuse("/proc/self/oom_score_adj");
   close(adj);

@@ -1,0 +1,34 @@
+import { spawnSync } from 'node:child_process'
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { describe, expect, it, onTestFinished } from 'vitest'
+import { callFolderEnv, strictCommand } from '../../src/pool/strict-flags.js'
+
+describe("a strict process's call folder is granted in its environment, not on its command line", () => {
+  it('the process may write its folder (a name with a space and a quote) and nothing beside it; the command line never names the folder', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'kph-flags-'))
+    onTestFinished(() => rmSync(dir, { recursive: true, force: true }))
+    const folder = join(dir, 'call "one" two')
+    mkdirSync(folder)
+    const env = callFolderEnv(folder, { KEEP: 'kept' })
+    const script = `
+      const fs = require('node:fs')
+      const tryIt = (f) => { try { f(); return 'ok' } catch (err) { return err.code } }
+      console.log(JSON.stringify({
+        own: tryIt(() => fs.writeFileSync(${JSON.stringify(join(folder, 'a'))}, 'x')),
+        beside: tryIt(() => fs.writeFileSync(${JSON.stringify(join(dir, 'b'))}, 'x')),
+        kept: process.env.KEEP,
+      }))`
+    const run = spawnSync(process.execPath, ['--permission', '-e', script], { encoding: 'utf8', env })
+    expect(JSON.parse(run.stdout), run.stderr).toEqual({ own: 'ok', beside: 'ERR_ACCESS_DENIED', kept: 'kept' })
+    const command = strictCommand('/host/strict.cjs', { readRoots: ['/pack'], networkNone: false, memMB: undefined, dataBaseline: undefined })
+    expect(command.join(' ')).not.toContain(dir)
+  })
+
+  it('adds to the NODE_OPTIONS it was given, never replaces them', () => {
+    expect(callFolderEnv('/t/call-1', { NODE_OPTIONS: '--trace-warnings' }).NODE_OPTIONS).toBe(
+      '--trace-warnings "--allow-fs-read=/t/call-1" "--allow-fs-read=/t/call-1/*" "--allow-fs-write=/t/call-1" "--allow-fs-write=/t/call-1/*"',
+    )
+  })
+})
