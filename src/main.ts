@@ -94,7 +94,7 @@ async function serveCommand(argv: string[]): Promise<void> {
   const reloader = config.watch ? startReloading(front, config, log, { metrics, reportDroppedEnv, stampsBeforeBoot }) : undefined
   stop = () => drain(front, server, log, reloader)
   const metricsPort = metricsServer === undefined ? {} : { metricsPort: (metricsServer.address() as AddressInfo).port }
-  // Whether the kernel walls pack processes' signals off from the front (pool/landlock.ts): an operator must be able to see it.
+  // Whether the kernel walls pack processes off from the front (pool/landlock.ts): an operator must be able to see it.
   const wall = landlock()
   const landlockField = wall.kind === 'on' ? { landlock: 'on' } : { landlock: 'off', landlockWhy: wall.why }
   log.info('listening', { port, packId: index.packId, artifactVersion: index.artifactVersion, ...metricsPort, ...landlockField })

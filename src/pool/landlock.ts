@@ -6,8 +6,8 @@
 // a Landlock domain of its own first: the kernel refuses it signals to any process outside
 // the domain and their abstract unix sockets, and writes into /proc; a seccomp filter lets it
 // renice, limit or pin no process but itself; and a `network: none` process gets no socket
-// but a unix one. Needs Linux 6.12 (Landlock ABI
-// 6); where it cannot be had, processes start as before and the `listening` line says why.
+// but a unix one. Needs Linux 6.12 (Landlock ABI 6); where it cannot be had, processes start
+// as before and the `listening` line says why.
 import { spawnSync } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 

@@ -6,7 +6,8 @@
 // memMB becomes V8's heap limit and the process's data limit (RLIMIT_DATA, through the shell's
 // ulimit), which counts SharedArrayBuffers, Buffers and every other allocation. Every pack
 // process, strict or warm, starts in a Landlock domain of its own where the kernel has one
-// (landlock.ts): it can signal, and reach the abstract sockets of, no process outside it.
+// (landlock.ts): it can signal, reach the abstract sockets of, or write the /proc entries of no
+// process outside it.
 import { lstatSync, readdirSync, realpathSync } from 'node:fs'
 import { dirname, relative, resolve, sep } from 'node:path'
 import { fileURLToPath } from 'node:url'
