@@ -11,12 +11,17 @@ import { ROOT } from '../helpers/host.js'
 const wall = probeLandlock(`${ROOT}dist/workers/native/landlock-exec`)
 const kernelLacksIt = wall.kind === 'off' && /kernel/.test(wall.why)
 
+/** Runs `command` inside the wall (with no network when `noNetwork`); its stdout, trimmed. */
+function runInside(command: string[], noNetwork = false, env: Record<string, string> = {}): string {
+  const [program, ...args] = inLandlock(command, noNetwork, wall)
+  const run = spawnSync(program as string, args, { encoding: 'utf8', env: { ...process.env, ...env }, timeout: 10_000 })
+  expect(run.status, `${command.join(' ').slice(0, 80)}: its own exit (stderr: ${run.stderr})`).toBe(0)
+  return run.stdout.trim()
+}
+
 /** Runs `script` as plain Node inside the wall; its stdout's JSON. */
 function inside(script: string, noNetwork: boolean, env: Record<string, string> = {}): Record<string, string> {
-  const [command, ...args] = inLandlock([process.execPath, '-e', script], noNetwork, wall)
-  const run = spawnSync(command as string, args, { encoding: 'utf8', env: { ...process.env, ...env }, timeout: 10_000 })
-  expect(run.status, `the script's own exit (stderr: ${run.stderr})`).toBe(0)
-  return JSON.parse(run.stdout) as Record<string, string>
+  return JSON.parse(runInside([process.execPath, '-e', script], noNetwork, env)) as Record<string, string>
 }
 
 describe.skipIf(kernelLacksIt)('a process started through landlock-exec, on this kernel', () => {
@@ -77,18 +82,12 @@ describe.skipIf(kernelLacksIt)('a process started through landlock-exec, on this
       'f=$(mktemp); echo x > "$f"; echo "tmp $?"; rm -f "$f"',
       'echo x > /dev/null; echo "null $?"',
     ].join('; ')
-    const [command, ...args] = inLandlock(['/bin/sh', '-c', script], false, wall)
-    const lines = spawnSync(command as string, args, { encoding: 'utf8' })
-      .stdout.trim()
-      .split('\n')
+    const lines = runInside(['/bin/sh', '-c', script]).split('\n')
     expect(lines).toEqual(['other-autogroup 2', 'other-oom_score_adj 2', 'self 2 1000', 'self-autogroup 2', 'tmp 0', 'null 0'])
   })
 
   it("pins and limits no other process through a child (util-linux's taskset, prlimit); limits itself (pid 0)", () => {
-    const sh = (line: string) => {
-      const [command, ...rest] = inLandlock(['/bin/sh', '-c', `${line} >/dev/null 2>&1; echo $?`], false, wall)
-      return spawnSync(command as string, rest, { encoding: 'utf8' }).stdout.trim()
-    }
+    const sh = (line: string) => runInside(['/bin/sh', '-c', `${line} >/dev/null 2>&1; echo $?`])
     expect(sh(`taskset -p 1 ${other.pid}`), 'taskset of another process').toBe('1')
     expect(sh(`prlimit --nofile=64:64 --pid ${other.pid}`), 'prlimit of another process').toBe('1')
     expect(sh('prlimit --nofile=64:64 --pid 0'), 'prlimit of itself').toBe('0')
@@ -116,10 +115,7 @@ describe.skipIf(kernelLacksIt)('a process started through landlock-exec, on this
         "r['io_uring'] = 'ok' if fd >= 0 else os.strerror(ctypes.get_errno())",
         'print(json.dumps(r))',
       ].join('\n')
-      const run = (noNetwork: boolean) => {
-        const [command, ...args] = inLandlock(['/usr/bin/env', 'python3', '-c', script], noNetwork, wall)
-        return JSON.parse(spawnSync(command as string, args, { encoding: 'utf8' }).stdout)
-      }
+      const run = (noNetwork: boolean) => JSON.parse(runInside(['/usr/bin/env', 'python3', '-c', script], noNetwork))
       const denied = 'Permission denied'
       expect(run(true)).toEqual({ udp: denied, netlink: denied, vsock: denied, unix: 'ok', io_uring: 'Function not implemented' })
       expect(run(false)).toMatchObject({ udp: 'ok', unix: 'ok', io_uring: 'Function not implemented' })

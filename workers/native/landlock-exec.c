@@ -147,17 +147,15 @@ static int install_filter(int no_network) {
   struct sock_filter no_ip[] = {
       LOAD(nr), IS(SYS_socket, 0, 4), LOAD_ARG(0), IS(AF_UNIX, 1, 0), DENY_AS(EACCES), ALLOW,
   };
-  struct sock_filter tail[] = {ALLOW};
+  // head, then no_ip for --no-network, then: whatever no rule is about is allowed.
   struct sock_filter filter[sizeof head / sizeof head[0] + sizeof no_ip / sizeof no_ip[0] + 1];
-  size_t length = 0;
+  size_t length = sizeof head / sizeof head[0];
   memcpy(filter, head, sizeof head);
-  length += sizeof head / sizeof head[0];
   if (no_network) {
     memcpy(filter + length, no_ip, sizeof no_ip);
     length += sizeof no_ip / sizeof no_ip[0];
   }
-  memcpy(filter + length, tail, sizeof tail);
-  length += 1;
+  filter[length++] = (struct sock_filter)ALLOW;
   struct sock_fprog program = {.len = (unsigned short)length, .filter = filter};
   return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &program, 0, 0);
 }
