@@ -56,14 +56,20 @@ describe.skipIf(kernelLacksIt)('finding 3 by pid: no pack process signals or ren
     await withHost({ env: { KINDGI_PACK_SANDBOX: 'none' } }, async (host) => {
       const front = host.proc.pid as number
       const before = packProcesses(host)
+      // Read before the attack: a process it ended has no command line left to tell.
+      const warmBefore = before.filter((pid) => cmdline(pid).includes('pack-process'))
       const { self, results } = await signalPids(host, [front, ...before])
       const others = before.filter((pid) => pid !== self)
       expect(others.length, 'other pack processes to attack (the walls pack has several groups)').toBeGreaterThan(0)
       // The front is the attacker's parent, which the guard refuses; the other pack processes are the kernel's to refuse.
       expect(results).toEqual([{ pid: front, outcome: 'ERR_PACK_SIGNAL_DENIED' }, ...others.map((pid) => ({ pid, outcome: 'EPERM' }))])
       await sleep(300)
+      // Strict spares (the walls pack has strict tools) may end on their own as the spawner
+      // resizes its spares: the front and the warm pack processes must all live on.
+      const warm = warmBefore.filter((pid) => pid !== self)
+      expect(warm.length, 'warm pack processes attacked').toBeGreaterThan(0)
       expect(
-        [front, ...others].filter((pid) => !alive(pid)),
+        [front, ...warm].filter((pid) => !alive(pid)),
         'processes the attack ended',
       ).toEqual([])
       await stillServes(host)
