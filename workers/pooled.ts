@@ -11,9 +11,12 @@ import type { CallTask, ProbeResult, WarmReply, WorkerSetup, WorkerTask } from '
 import { listenForAborts } from './abort-registry.js'
 import { type Reply, setFileChannel } from './files.js'
 import { runCall } from './run-call.js'
-import { takeTurn } from './shared-memory/turn.js'
+import { awaitSettled, takeTurn, type Turn } from './shared-memory/turn.js'
 import { holdStrayErrors, strayErrorSeen } from './stray-errors.js'
 import { startWorker } from './worker-state.js'
+
+// Taken before any pack module loads (startWorker, below): pack code may replace the global.
+const immediate = setImmediate
 
 holdStrayErrors()
 // A file request goes to the pack process with a port of its own for the reply.
@@ -37,6 +40,24 @@ delete (workerData as Partial<WorkerSetup>).abortChannel
 delete (workerData as Partial<WorkerSetup>).turns
 const turns = new Int32Array(setup.turns as SharedArrayBuffer)
 listenForAborts(setup.abortChannel)
+/** The turn of the call that runs now, then of the last one that ran whose answer is posted. */
+let running: Turn | undefined
+let posted: Turn | undefined
+
+/**
+ * How long an exiting worker waits for the pack process to read the answer it posted last. That
+ * process's event loop runs no pack code and reads it within a turn; this bounds the wait should
+ * the process be starved.
+ */
+const READ_WAIT_MS = 2_000
+
+// Node emits `exit` in a worker for process.exit and for a throw that ends it, not for a
+// termination: the worker ends only once the pack process has read the answer ahead. Listened
+// for before any pack module loads, which could replace process.on.
+process.on('exit', () => {
+  if (posted !== undefined) awaitSettled(turns, posted, READ_WAIT_MS)
+})
+
 const loaded = await startWorker(setup)
 let retiring = false
 /** The call before the last one to arrive: each waits for the one before it. */
@@ -51,9 +72,6 @@ export default function task(task: WorkerTask): Promise<WarmReply | ProbeResult>
   return reply
 }
 
-// Taken before any pack module loads: pack code may replace the global.
-const immediate = setImmediate
-
 /**
  * The next call in line starts only once this one's answer has left the worker: a next call
  * that ends the worker at once (process.exit, an abort) would otherwise take that answer with
@@ -61,8 +79,9 @@ const immediate = setImmediate
  * microtask after the reply settles (its reaction comes before this one), unless pack code
  * wrote to stdout or stderr: Piscina first waits for those to drain, and so does this, then for
  * a turn of the event loop. A turn for every call would cost ~1 ms of p99 under load
- * (bench/PROFILE.md, eighth pass). What this cannot close: Piscina, told that a worker exited,
- * fails its unfinished tasks without reading what the worker posted just before.
+ * (bench/PROFILE.md, eighth pass). Piscina, told that a worker exited, fails its unfinished
+ * tasks without reading what the worker posted just before: the worker's `exit` waits until the
+ * pack process has read the answer (above).
  */
 async function answerPosted(): Promise<void> {
   await null
@@ -73,13 +92,19 @@ async function answerPosted(): Promise<void> {
     await new Promise((resolve) => stream.write('', resolve))
   }
   if (wrote) await new Promise((resolve) => immediate(resolve))
+  // A call that did not run (not-run) leaves the answer ahead of it the one to wait for.
+  if (running !== undefined) posted = running
+  running = undefined
 }
 
 async function serve(task: CallTask): Promise<WarmReply> {
   if (task.withdrawn === true || retiring) return { kind: 'not-run' }
   // Taken only by a call that runs: a turn taken says it ran, should its worker die before its
   // answer is read (warm-pool.ts, failed). From here the pack process can no longer take it back.
-  if (task.turn !== undefined && !takeTurn(turns, task.turn)) return { kind: 'not-run' }
+  if (task.turn !== undefined) {
+    running = takeTurn(turns, task.turn)
+    if (running === undefined) return { kind: 'not-run' }
+  }
   let result = await runCall(loaded.entries, task)
   // A throw no call owned was held while this worker ran (or waited): answer, then retire.
   if (result.retire === undefined && strayErrorSeen()) result = { ...result, retire: 'crash' }
