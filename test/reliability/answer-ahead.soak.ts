@@ -9,26 +9,12 @@
 import { describe, expect, it } from 'vitest'
 import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { dirname, join } from 'node:path'
-import { fileURLToPath } from 'node:url'
-import { warmPool } from '../unit/warm-pool-helper.js'
-import { toolEntry } from '../helpers/entries.js'
+import { join } from 'node:path'
+import { linePool } from '../unit/warm-pool-helper.js'
 
-const LINE = fileURLToPath(new URL('../fixtures/warm-lines/line.js', import.meta.url))
-const entry = toolEntry('line', dirname(LINE), { modulePath: 'line.js' })
 const ROUNDS = 300
 // One core: the second call of each round waits behind the first, on its worker.
-const { pool } = warmPool([entry], 1, 3)
-
-let nextId = 1
-const call = (input: object) =>
-  pool.run({
-    type: 'call',
-    callId: nextId++,
-    key: entry.key,
-    body: JSON.stringify({ v: 2, kind: 'invoke', tool: { id: 'line' }, input, ctx: { tenantId: 't', runId: 'r' } }),
-    ids: {},
-  })
+const { call } = linePool(1, 3)
 
 describe('a call behind another that ends its worker the moment it starts', () => {
   it(`never takes the answer of the call ahead (${ROUNDS} rounds)`, async () => {
