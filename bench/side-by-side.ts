@@ -1,7 +1,8 @@
 // `node dist/bench/side-by-side.js --base <checkout> [--base-node <node binary>] [--rounds 3]
-// [--duration 5] [--callers 1,32] [--case echo] [--env K=V]`: this build against another build
-// of the host (a checkout with its own `npm run build`; an old build may need the Node release
-// it was made for), both driven by this checkout's load generator and pack, in
+// [--duration 5] [--callers 1,32] [--case echo] [--env K=V] [--base-env K=V]`: this build
+// against another build of the host (a checkout with its own `npm run build`; an old build may
+// need the Node release it was made for; or this checkout, with `--base-env` settings of its
+// own, to compare a setting), both driven by this checkout's load generator and pack, in
 // alternating rounds (A B A B…, the order swapping each round) so the machine's noise falls on
 // both. Prints each round and the medians, ranges and per-round ratios; the issues' speed
 // constraints are stated this way.
@@ -20,6 +21,8 @@ type Options = {
   callers: number[]
   caseId: CaseId
   env: Record<string, string>
+  /** Set for the base only, over `env`. */
+  baseEnv: Record<string, string>
 }
 
 function parseOptions(argv: string[]): Options {
@@ -29,12 +32,15 @@ function parseOptions(argv: string[]): Options {
   }
   const base = value('--base')
   if (base === undefined) throw new Error('side-by-side needs --base <a checkout of the host, built>')
-  const env: Record<string, string> = {}
-  argv.forEach((a, i) => {
-    if (a !== '--env') return
-    const [k, ...v] = (argv[i + 1] ?? '').split('=')
-    if (k) env[k] = v.join('=')
-  })
+  const settings = (flag: string) => {
+    const env: Record<string, string> = {}
+    argv.forEach((a, i) => {
+      if (a !== flag) return
+      const [k, ...v] = (argv[i + 1] ?? '').split('=')
+      if (k) env[k] = v.join('=')
+    })
+    return env
+  }
   return {
     base: resolve(base),
     baseNode: value('--base-node'),
@@ -43,7 +49,8 @@ function parseOptions(argv: string[]): Options {
     warmupS: Number(value('--warmup') ?? 1),
     callers: (value('--callers') ?? '1,32').split(',').map(Number),
     caseId: (value('--case') ?? 'echo') as CaseId,
-    env,
+    env: settings('--env'),
+    baseEnv: settings('--base-env'),
   }
 }
 
@@ -97,11 +104,11 @@ async function main(): Promise<void> {
   const gen = await startLoadGenerator()
   const sides: Side[] = []
   try {
-    for (const [name, bin, node] of [
-      ['base', join(o.base, 'dist/src/main.js'), o.baseNode],
-      ['this', HOST_BIN, undefined],
+    for (const [name, bin, node, env] of [
+      ['base', join(o.base, 'dist/src/main.js'), o.baseNode, { ...o.env, ...o.baseEnv }],
+      ['this', HOST_BIN, undefined, o.env],
     ] as const) {
-      sides.push({ name, server: await startServer({ name, bin, node, index: BENCH_INDEX, env: o.env }) })
+      sides.push({ name, server: await startServer({ name, bin, node, index: BENCH_INDEX, env }) })
     }
     for (const side of sides) await prewarm(gen, side, bench.body, Math.max(...o.callers))
     const samples: Sample[] = []
@@ -118,7 +125,7 @@ async function main(): Promise<void> {
       }
     }
     process.stdout.write(
-      `base: ${o.base}${o.baseNode === undefined ? '' : ` on ${o.baseNode}`}\ncase: ${o.caseId}, ${o.rounds} rounds of ${o.durationS} s, Node ${process.version}\n\n${summary(samples, o)}\n`,
+      `base: ${o.base}${o.baseNode === undefined ? '' : ` on ${o.baseNode}`}${Object.keys(o.baseEnv).length === 0 ? '' : ` with ${JSON.stringify(o.baseEnv)}`}\ncase: ${o.caseId}, ${o.rounds} rounds of ${o.durationS} s, Node ${process.version}\n\n${summary(samples, o)}\n`,
     )
   } finally {
     for (const side of sides) await side.server.stop()

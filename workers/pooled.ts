@@ -18,7 +18,6 @@ import { startWorker } from './worker-state.js'
 // Taken before any pack module loads (startWorker, below): pack code may replace the global.
 const immediate = setImmediate
 
-holdStrayErrors()
 // A file request goes to the pack process with a port of its own for the reply.
 setFileChannel((callId, message, transfer) => {
   const { port1, port2 } = new MessageChannel()
@@ -51,12 +50,18 @@ let posted: Turn | undefined
  */
 const READ_WAIT_MS = 2_000
 
-// Node emits `exit` in a worker for process.exit and for a throw that ends it, not for a
-// termination: the worker ends only once the pack process has read the answer ahead. Listened
-// for before any pack module loads, which could replace process.on.
-process.on('exit', () => {
+/** The worker is about to end by a call's own doing: the pack process reads the answer ahead first. */
+function answerAheadRead(): void {
   if (posted !== undefined) awaitSettled(turns, posted, READ_WAIT_MS)
-})
+}
+
+// Both ways a call can end its worker, registered before any pack module loads (which could
+// replace process.on): process.exit emits `exit`; a throw of the running call is rethrown by
+// the stray-error listener, and Node then ends the worker without emitting `exit`, so the
+// listener waits before it rethrows. A termination runs neither: the pack process ends a worker
+// for a call of its own (past its deadline or cpuMs, or retired), whose line it had read up to it.
+process.on('exit', answerAheadRead)
+holdStrayErrors(answerAheadRead)
 
 const loaded = await startWorker(setup)
 let retiring = false

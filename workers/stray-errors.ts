@@ -22,7 +22,8 @@ export function strayErrorSeen(): boolean {
   return strayed
 }
 
-export function holdStrayErrors(): void {
+/** `beforeEnd`: runs as the running call's own error is about to end the worker. */
+export function holdStrayErrors(beforeEnd: () => void): void {
   const calls = new AsyncLocalStorage<number>()
   owner = calls
   const onError = (err: unknown) => {
@@ -35,6 +36,7 @@ export function holdStrayErrors(): void {
     // handler-throw, "the worker running it exited").
     process.off('uncaughtException', onError)
     process.off('unhandledRejection', onError)
+    beforeEnd()
     throw err
   }
   process.on('uncaughtException', onError)
