@@ -32,6 +32,15 @@ function nice(pid: number): number {
   return Number(raw.slice(raw.lastIndexOf(')') + 2).split(' ')[16])
 }
 
+/** Its nice value, or undefined once it has ended. */
+function niceIfAlive(pid: number): number | undefined {
+  try {
+    return nice(pid)
+  } catch {
+    return undefined
+  }
+}
+
 /** The pids of the host's processes that run pack code. */
 function packProcesses(host: Host): number[] {
   return processTree(host.proc.pid as number).filter((pid) => cmdline(pid).includes(PACK_PROCESS_MARKER))
@@ -118,12 +127,24 @@ describe.skipIf(kernelLacksIt)('finding 3 by pid: no pack process signals or ren
           (pid) => pid === front || cmdline(pid).includes('spawner-process') || cmdline(pid).includes(PACK_PROCESS_MARKER),
         )
         const before = others.map(nice)
+        const spares = new Set(others.filter((pid) => cmdline(pid).includes('strict-process')))
         const { self, results } = await signalPids(host, others, false, 'renice-pids')
         const targets = others.filter((pid) => pid !== self)
         expect(targets.length, 'processes to renice besides the front').toBeGreaterThan(1)
         expect(results).toEqual(targets.map((pid) => ({ pid, outcome: 'EPERM' })))
-        // The attacker's own strict process is gone after its call: the others are compared.
-        expect(targets.map(nice), 'nice values after the attack').toEqual(targets.map((pid) => before[others.indexOf(pid)]))
+        // The attacker's own strict process is gone after its call, and a strict spare may end
+        // by itself meanwhile (the spawner resizes them; the boot's probe is killed as the host
+        // listens): the front, the spawner and the warm pack processes must live on, and every
+        // process still there keeps its priority.
+        expect(
+          targets.filter((pid) => !spares.has(pid) && !alive(pid)),
+          'ended since the attack',
+        ).toEqual([])
+        const changed = targets.filter((pid) => {
+          const now = niceIfAlive(pid)
+          return now !== undefined && now !== before[others.indexOf(pid)]
+        })
+        expect(changed, 'processes whose nice value the attack changed').toEqual([])
         await stillServes(host)
       })
     })
