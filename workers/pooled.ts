@@ -85,8 +85,8 @@ export default function task(task: WorkerTask): Promise<WarmReply | ProbeResult>
  * wrote to stdout or stderr: Piscina first waits for those to drain, and so does this, then for
  * a turn of the event loop. A turn for every call would cost ~1 ms of p99 under load
  * (bench/PROFILE.md, eighth pass). Piscina, told that a worker exited, fails its unfinished
- * tasks without reading what the worker posted just before: the worker's `exit` waits until the
- * pack process has read the answer (above).
+ * tasks without reading what the worker posted just before: a worker that a call ends waits
+ * until the pack process has read the answer ahead (answerAheadRead, above).
  */
 async function answerPosted(): Promise<void> {
   await null

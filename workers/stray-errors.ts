@@ -1,6 +1,7 @@
 // A throw or rejection no running call owns (a timer a call left behind after it answered) must
 // not end the call its warm worker runs next: it is held, that call finishes, the worker then
-// retires. An error of the running call itself still ends the worker at once, as before. A
+// retires. An error of the running call itself still ends the worker, as before, once the
+// pack process has read the answer ahead of that call (workers/pooled.ts). A
 // strict call's process runs one call and holds nothing: there, calls run unowned.
 import { AsyncLocalStorage } from 'node:async_hooks'
 
