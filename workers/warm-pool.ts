@@ -124,8 +124,10 @@ type Call = {
 export function createWarmPool(options: WarmPoolOptions): WarmPool {
   const byKey = new Map(options.entries.map((e) => [e.key, e]))
   const abortChannel = `kindgi-pack-host-abort-${randomUUID()}`
-  // A worker's line holds LINE calls at most (stand-ins included): enough slots for every line of the pool.
-  const turns = createTurns(LINE * options.maxThreads)
+  // Every task in Piscina holds a slot: those on its workers (LINE a worker at most, stand-ins
+  // included) and those in its queue, waiting for a worker to start (calls only, no more than
+  // the cap). So a call always finds one, and an exiting worker can wait for any answer ahead.
+  const turns = createTurns((LINE + 1) * options.maxThreads)
   const setup: WorkerSetup = { groupKey: options.key, entries: options.entries, abortChannel, turns: turns.buffer }
   // A tool with limits is measured on its worker alone: nothing waits behind it, and it waits behind nothing.
   const lineUp = options.entries.every((e) => e.cpuMs === undefined && e.memMB === undefined)
