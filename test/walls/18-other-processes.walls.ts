@@ -84,7 +84,8 @@ describe.skipIf(kernelLacksIt)('finding 3 by pid: no pack process signals or ren
       const before = packProcesses(host)
       // Read before the attack (the walls pack has strict tools, whose spares may end on their own).
       const spares = strictSpares(before)
-      const warmBefore = before.filter((pid) => cmdline(pid).includes('pack-process'))
+      // Every pack process's command line holds the marker (--kindgi-pack-process): warm ones are the rest.
+      const warmBefore = before.filter((pid) => !spares.has(pid))
       const { self, results } = await signalPids(host, [front, ...before])
       const others = before.filter((pid) => pid !== self)
       expect(others.length, 'other pack processes to attack (the walls pack has several groups)').toBeGreaterThan(0)
