@@ -7,8 +7,9 @@
 // the rest of /tmp, listed the root and read and overwrote a running strict call's files (stop
 // 27). Only a process with CAP_DAC_OVERRIDE (root) lists it still; the image runs without.
 import { randomUUID } from 'node:crypto'
-import { chmodSync, mkdirSync, rmSync } from 'node:fs'
+import { chmodSync, mkdirSync } from 'node:fs'
 import { tmpdir } from 'node:os'
+import { removeFolder } from './remove-folder.js'
 
 export type CallTmp = {
   /** The folder every call's folder is made in. */
@@ -27,12 +28,8 @@ export function createCallTmp(): CallTmp {
     root: base,
     reserve: () => `${base}/call-${randomUUID()}`,
     close() {
-      try {
-        chmodSync(base, 0o700) // to list what is left
-      } catch {
-        // gone already
-      }
-      rmSync(base, { recursive: true, force: true })
+      // What is left, whatever modes its calls left behind; a root that will not go stays, said nowhere: the service is ending.
+      removeFolder(base)
     },
   }
 }

@@ -10,13 +10,14 @@ import { spawn, type ChildProcess } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
 import type { Readable, Writable } from 'node:stream'
 import { fileURLToPath } from 'node:url'
-import { fileReplyAcross, fromBase64, openFrames, type FrameChannel } from '../protocol/frame-channel.js'
+import { fileReplyAcross, openFrames, type FrameChannel } from '../protocol/frame-channel.js'
 import type { FromPack, FromPackItem, PackSetup, ToPack, ToPackItem } from '../protocol/pack-messages.js'
 import type { CallTask } from '../protocol/worker-messages.js'
 import { checkedAnswer, replacedId, type GroupOptions, type RunningCall, type WorkerGroup } from './group.js'
 import type { GroupAnswer, ReplaceReason, StopReason } from '../protocol/call-answers.js'
 import { packProcessCommand } from './strict-flags.js'
 import { watchThreads, type ThreadWatch } from './thread-watch.js'
+import { passLines } from './pack-output.js'
 import { bridgeFileRequest } from './tool-files.js'
 import type { FileReply } from '../protocol/worker-messages.js'
 
@@ -32,9 +33,9 @@ const STOP_GRACE_MS = 2_000
 const REASONS = new Set<unknown>(['deadline', 'cancelled', 'memory', 'cpu', 'crash', 'strict', 'context-isolated'] satisfies ReplaceReason[])
 
 /** Where pack processes started from now on write their stdout: the service's own, or its stderr (`check`, whose stdout is its report). */
-let packStdout: 'inherit' | 2 = 'inherit'
+let packStdout: 1 | 2 = 1
 export function packStdoutToStderr(on: boolean): void {
-  packStdout = on ? 2 : 'inherit'
+  packStdout = on ? 2 : 1
 }
 
 export type PackProcessOptions = GroupOptions & {
@@ -126,7 +127,10 @@ export function createPackProcessGroup(options: PackProcessOptions): WorkerGroup
     let child: ChildProcess
     try {
       // Its channel: our messages on its stdin, its own on its fd 3 (workers/fd-channel.ts).
-      child = spawn(command as string, args, { env: options.env, stdio: ['pipe', packStdout, 'inherit', 'pipe'] })
+      child = spawn(command as string, args, { env: options.env, stdio: ['pipe', 'pipe', 'pipe', 'pipe'] })
+      // Its stdout and stderr reach the service's as whole lines, never its own (pack-output.ts).
+      passLines(child.stdout as Readable, packStdout)
+      passLines(child.stderr as Readable, 2)
     } catch (err) {
       exitedProc(proc, `it could not be started: ${(err as Error).message}`)
       return
@@ -275,8 +279,7 @@ export function createPackProcessGroup(options: PackProcessOptions): WorkerGroup
       reply({ kind: 'error', message: 'The call has ended: its file token is no longer valid' })
       return
     }
-    const request = item.op === 'store' ? { ...item, bytes: typeof item.bytes64 === 'string' ? fromBase64(item.bytes64) : undefined } : item
-    bridgeFileRequest(options.onFileRequest, item.callId, request, reply)
+    bridgeFileRequest(options.onFileRequest, item.callId, item, reply)
   }
 
   function run(task: CallTask): RunningCall {

@@ -12,11 +12,13 @@
 // after it has gone, its first message, its end once it has answered. The front's own event loop
 // does none of that, and no message crosses for it.
 import { spawn, type ChildProcess } from 'node:child_process'
-import { chmodSync, existsSync, mkdirSync, rmdirSync, rmSync } from 'node:fs'
+import { chmodSync, existsSync, mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
 import type { Readable, Writable } from 'node:stream'
 import { MAX_LINE } from '../../protocol/channel-limits.js'
 import { openFrames, type FrameChannel } from '../../protocol/frame-channel.js'
+import { passLines } from '../pack-output.js'
+import { removeFolder } from '../remove-folder.js'
 import type { FromSpawner, ToSpawner } from './spawner-messages.js'
 
 type Started = {
@@ -96,7 +98,10 @@ function start(message: Extract<ToSpawner, { t: 'start' }>): void {
       return
     }
   }
-  const child = spawn(message.command, message.args, { env: message.env, stdio: ['pipe', 'inherit', 'inherit', 'pipe'] })
+  // Its stdout and stderr are ours to pass on as whole lines (pack-output.ts), never the service's own.
+  const child = spawn(message.command, message.args, { env: message.env, stdio: ['pipe', 'pipe', 'pipe', 'pipe'] })
+  if (child.stdout !== null) passLines(child.stdout, 1)
+  if (child.stderr !== null) passLines(child.stderr, 2)
   // Its messages come on its fd 3; ours go to its stdin (workers/fd-channel.ts).
   let unreadable = false
   let notStarted: string | undefined
@@ -183,15 +188,6 @@ function start(message: Extract<ToSpawner, { t: 'start' }>): void {
     if (child.pid === undefined) end(null, null)
   })
   if (message.first !== undefined) channel.send(message.first)
-}
-
-/** Most calls leave their folder empty: one rmdir, and the recursive walk only for the rest. */
-function removeFolder(folder: string): void {
-  try {
-    rmdirSync(folder)
-  } catch {
-    rmSync(folder, { recursive: true, force: true })
-  }
 }
 
 // Without the front there is nobody to serve: end every process started for it, then itself.
