@@ -8,7 +8,7 @@
 // answers its calls and starts another.
 import { randomBytes } from 'node:crypto'
 import type { MessagePort } from 'node:worker_threads'
-import { MAX_LINE } from '../src/protocol/channel-limits.js'
+import { MAX_BATCH_ITEMS, MAX_LINE } from '../src/protocol/channel-limits.js'
 import { fromBase64, toBase64 } from '../src/protocol/frame-channel.js'
 import type { FileReplyMessage, FromPack, FromPackItem, PackSetup, ToPack, ToPackItem } from '../src/protocol/pack-messages.js'
 import type { CallTask, FileRequest } from '../src/protocol/worker-messages.js'
@@ -67,12 +67,12 @@ function flush(): void {
   }
   if (items.length === 0) return
   // Each item fits a line (run-call.ts bounds answers, files.ts files); a batch is cut where
-  // the next item would take its line past what the front reads.
+  // the next item would take its line past what the front reads, in characters or in items.
   let line: string[] = []
   let chars = 0
   for (const item of items) {
     const text = JSON.stringify(item)
-    if (line.length > 0 && chars + text.length > MAX_ITEMS_CHARS) {
+    if (line.length > 0 && (chars + text.length > MAX_ITEMS_CHARS || line.length === MAX_BATCH_ITEMS)) {
       channel.sendLine(`${BATCH_OPEN}${line.join(',')}]}`)
       line = []
       chars = 0

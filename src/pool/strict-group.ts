@@ -5,7 +5,7 @@
 // process may do is in strict-flags.ts; its CPU time and memory are read from outside it.
 import { fileURLToPath } from 'node:url'
 import type { CallTmp } from './call-tmp.js'
-import { fileReplyAcross, fromBase64 } from '../protocol/frame-channel.js'
+import { fileReplyAcross } from '../protocol/frame-channel.js'
 import { DOORBELL, type FromStrict, type ToStrict } from '../protocol/strict-messages.js'
 import { type RunnableEntry, runnerTraits } from '../protocol/runnable-entry.js'
 import type { CallTask } from '../protocol/worker-messages.js'
@@ -226,8 +226,7 @@ export function createStrictGroup(options: StrictOptions): WorkerGroup {
 
   /** A file request is the call's that this process runs, whatever the message says. */
   function fileRequest(c: Spawned, callId: number, event: Extract<FromStrict, { type: 'files' }>): void {
-    const raw = event.op === 'store' ? { ...event, bytes: typeof event.bytes64 === 'string' ? fromBase64(event.bytes64) : undefined } : event
-    bridgeFileRequest(options.onFileRequest, callId, raw, (reply) => send(c, { type: 'file-reply', req: event.req, reply: fileReplyAcross(reply) }))
+    bridgeFileRequest(options.onFileRequest, callId, event, (reply) => send(c, { type: 'file-reply', req: event.req, reply: fileReplyAcross(reply) }))
   }
 
   return {

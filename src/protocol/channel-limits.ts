@@ -7,6 +7,16 @@
 export const MAX_LINE = 16 * 1024 * 1024
 
 /**
+ * The most objects and arrays one line may hold (json-containers.ts counts them outside
+ * strings). A line shorter than twice this cannot pass it, and is not counted. The host's own
+ * messages hold a few per item, and a pack process cuts its batches at MAX_BATCH_ITEMS.
+ */
+export const MAX_CONTAINERS = 64 * 1024
+
+/** The most items one batch line of a pack process holds. */
+export const MAX_BATCH_ITEMS = 4096
+
+/**
  * The largest tool file that crosses a pack process's channel, stored or read: base64 makes it
  * a third larger. Past it, ctx.files.store throws, and a read answers an error, saying so.
  */

@@ -1,12 +1,14 @@
 // The channel between the host and a process that runs pack code (a warm group's pack process,
 // or a strict call's, through the spawner): one JSON message a line, in on the process's stdin,
 // out on its fd 3 (workers/fd-channel.ts writes that end). Pack code can write on fd 3 too, so
-// this end reads it bounded and takes only JSON: anything else ends the process (onBroken).
+// this end reads it bounded (in characters, and in objects and arrays) and takes only JSON:
+// anything else ends the process (onBroken).
 // JSON never holds a raw newline, so a line is a message. Node's IPC channel did the same job
 // at about twice the CPU per round trip (bench/ipc-cost.ts), and its parser holds whatever it is
 // given and throws in the host at what is not JSON. Bytes (tool files) cross as base64.
 import type { Readable, Writable } from 'node:stream'
-import { MAX_LINE } from './channel-limits.js'
+import { MAX_CONTAINERS, MAX_LINE } from './channel-limits.js'
+import { containersPast } from './json-containers.js'
 import type { FileReplyMessage } from './pack-messages.js'
 import type { FileReply } from './worker-messages.js'
 
@@ -18,8 +20,8 @@ export type FrameChannel<Out> = {
 
 /**
  * Messages come on `input` (with the length of the line each was, for whoever holds on to
- * them), go out on `output`. `onBroken`: the other end sent a line past MAX_LINE or one that is
- * not JSON; nothing after it is read.
+ * them), go out on `output`. `onBroken`: the other end sent a line past MAX_LINE or
+ * MAX_CONTAINERS, or one that is not JSON; nothing after it is read.
  */
 export function openFrames<In, Out>(
   input: Readable,
@@ -46,7 +48,7 @@ export function openFrames<In, Out>(
       let message: In | undefined
       try {
         // A line ends within a chunk of its last piece: it may pass the bound by that much.
-        message = line.length > MAX_LINE ? undefined : (JSON.parse(line) as In)
+        message = line.length > MAX_LINE || tooManyContainers(line) ? undefined : (JSON.parse(line) as In)
       } catch {
         message = undefined // not ours to understand: the other end may be pack code
       }
@@ -83,6 +85,11 @@ export function openFrames<In, Out>(
   }
 }
 
+/** A line of millions of tiny objects is no message of ours (json-containers.ts); a short one cannot be that. */
+function tooManyContainers(line: string): boolean {
+  return line.length > 2 * MAX_CONTAINERS && containersPast(line, MAX_CONTAINERS)
+}
+
 /** A file reply as it crosses a channel: read bytes as base64. */
 export function fileReplyAcross(reply: FileReply): FileReplyMessage {
   if (reply.kind !== 'ok' || !('bytes' in reply.value) || !(reply.value.bytes instanceof ArrayBuffer)) return reply as FileReplyMessage
@@ -95,5 +102,7 @@ export function toBase64(bytes: ArrayBuffer): string {
 
 export function fromBase64(text: string): ArrayBuffer {
   const buffer = Buffer.from(text, 'base64')
+  // A large Buffer has its memory to itself: no copy (a file is up to 10 MiB, and a flood of them held every copy until GC).
+  if (buffer.byteOffset === 0 && buffer.byteLength === buffer.buffer.byteLength) return buffer.buffer as ArrayBuffer
   return buffer.buffer.slice(buffer.byteOffset, buffer.byteOffset + buffer.byteLength) as ArrayBuffer
 }

@@ -1,9 +1,10 @@
 // The host's end of the channel from a process that runs pack code (src/protocol/frame-channel.ts):
-// one JSON message a line, whatever the chunks; a line that is not JSON, or one past the limit,
-// breaks it.
+// one JSON message a line, whatever the chunks; a line that is not JSON, or one past the limits
+// (characters, objects and arrays), breaks it.
 import { PassThrough } from 'node:stream'
 import { describe, expect, it } from 'vitest'
 import { fromBase64, openFrames, toBase64 } from '../../src/protocol/frame-channel.js'
+import { containersPast } from '../../src/protocol/json-containers.js'
 
 function channel(): { pipe: PassThrough; got: unknown[]; broken: number[] } {
   const pipe = new PassThrough()
@@ -50,6 +51,35 @@ describe('a channel that says what the host never sends is broken', () => {
     await tick()
     expect(got).toEqual([])
     expect(broken).toEqual([1])
+  })
+})
+
+describe('a line of more objects and arrays than any message of ours is broken before it is parsed', () => {
+  it('a line of a hundred thousand empty objects breaks it', async () => {
+    const { pipe, got, broken } = channel()
+    pipe.write(`{"type":"junk","a":[${'{},'.repeat(99_999)}{}]}\n`)
+    await tick()
+    expect(got).toEqual([])
+    expect(broken).toEqual([1])
+  })
+
+  it('braces inside strings are text, not objects: a long answer whose JSON is a string passes', async () => {
+    const { pipe, got, broken } = channel()
+    const body = JSON.stringify(Array.from({ length: 100_000 }, () => ({})))
+    pipe.write(`${JSON.stringify({ type: 'result', result: { outcome: 'ok', body } })}\n`)
+    await tick()
+    expect(got).toEqual([{ type: 'result', result: { outcome: 'ok', body } }])
+    expect(broken).toEqual([])
+  })
+})
+
+describe('containersPast counts objects and arrays outside strings only', () => {
+  it('counts up to its bound, skipping strings with escaped quotes', () => {
+    expect(containersPast('[{},{}]', 3)).toBe(false)
+    expect(containersPast('[{},{},[]]', 3)).toBe(true)
+    expect(containersPast('{"a":"{[{[\\"{[{["}', 1)).toBe(false)
+    // An escaped backslash ends with the string's own quote: what follows is counted again.
+    expect(containersPast(String.raw`{"a":"\\", "b":[[]]}`, 2)).toBe(true)
   })
 })
 
