@@ -1,0 +1,179 @@
+// Stop 29: what one strict call does to the processes every tenant shares (the spawner, the
+// front, the log), found by a red-team pass after stop 28. Hostile tools in
+// test/fixtures/walls-pack/ (tmp-lock, channel-objects, files-flood, log-glue).
+//
+// 1. tmp-lock: a strict call leaves a read-only sub-folder (with a file) in its ctx.tmpDir. The
+//    spawner's removal of the call folder threw EACCES in the child's 'close' handler: the
+//    spawner died with every strict call in flight, and the folder stayed on disk. It takes a
+//    service without CAP_DAC_OVERRIDE (the image runs as 10001): under root the host runs with
+//    every capability dropped (setpriv), which leaves root subject to the file modes.
+// 2. channel-objects: one valid 15 MiB line on fd 3 made of 5 million `{}`. The spawner parsed
+//    it and V8-serialized it, the front deserialized it, each on its one thread: seconds of both
+//    event loops, ~1 GB in each, and another tenant's call missed its deadline.
+// 3. files-flood: store requests written onto fd 3 without waiting for replies: the front
+//    uploaded each at once and held its bytes until the store answered (60 of 9 MiB: 2.4 GB).
+//    Nothing bounded how many.
+// 4. log-glue: a strict process wrote half a line on the service's stderr, which it inherited;
+//    the host's next line (its own call line) no longer parsed.
+import { readFileSync } from 'node:fs'
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { describe, expect, it } from 'vitest'
+import { MAX_FILE_REQUESTS_PER_CALL } from '../../src/pool/tool-files.js'
+import { BIN, sleep, type Host } from '../helpers/host.js'
+import { processTree, rawInvoke, STRICT, stillServes, WALLS_INDEX, withHost } from './walls-helpers.js'
+
+const AS_ROOT = process.getuid?.() === 0
+/** Under root, the host runs with no capability: subject to file modes, as the image's user is. */
+const NO_CAPABILITIES = AS_ROOT ? ['setpriv', '--bounding-set=-all', '--inh-caps=-all', '--', process.execPath, BIN] : undefined
+
+function rssMB(pid: number | undefined): number {
+  if (pid === undefined) return 0
+  try {
+    return Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024
+  } catch {
+    return 0
+  }
+}
+
+function spawnerOf(host: Host): number | undefined {
+  return processTree(host.proc.pid as number).find((pid) => {
+    try {
+      return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('spawner-process')
+    } catch {
+      return false
+    }
+  })
+}
+
+/** Peak RSS (MB) of the front and the spawner while `during` runs. */
+async function peaks<T>(host: Host, during: () => Promise<T>): Promise<{ result: T; front: number; spawner: number }> {
+  let front = 0
+  let spawner = 0
+  const sample = () => {
+    front = Math.max(front, rssMB(host.proc.pid))
+    spawner = Math.max(spawner, rssMB(spawnerOf(host)))
+  }
+  const timer = setInterval(sample, 25)
+  try {
+    const result = await during()
+    return { result, front, spawner }
+  } finally {
+    clearInterval(timer)
+  }
+}
+
+describe('stop 29: what one strict call does to the spawner, the front and the log', () => {
+  it('tmp-lock: a strict call that leaves a read-only sub-folder in ctx.tmpDir kills no other call and leaves nothing behind', async () => {
+    await withHost({ index: WALLS_INDEX, env: STRICT, command: NO_CAPABILITIES }, async (host) => {
+      const victim = rawInvoke(host.port, 'abort-victim', { ms: 2000 }, { tenantId: 'tenant-b', runId: 'victim' })
+      await sleep(300)
+      const attack = await rawInvoke(host.port, 'tmp-lock', { bytes: 1024 * 1024 }, { tenantId: 'tenant-a', runId: 'attack' })
+      const tmpDir = 'error' in attack ? undefined : (attack.body?.output?.tmpDir as string | undefined)
+      expect.soft(tmpDir, "the attack's call answered its folder").toBeTypeOf('string')
+      const answer = await victim
+      expect.soft('error' in answer ? answer : answer.body, "tenant b's call in flight").toEqual({ v: 2, kind: 'result', output: { aborted: false } })
+      await sleep(500)
+      let left: string[] | string = 'gone'
+      try {
+        left = readFileSync(`${tmpDir}/locked/keep`).length > 0 ? ['locked/keep'] : []
+      } catch {
+        left = 'gone'
+      }
+      expect.soft(left, "the attack's folder after its call").toBe('gone')
+      expect
+        .soft(
+          host.lines.filter((l) => l.kind === 'worker-replaced' && l.reason === 'crash'),
+          'calls ended as crashes',
+        )
+        .toEqual([])
+      await stillServes(host)
+    })
+  })
+
+  it("objects-line: one 15 MiB line of tiny objects on fd 3 does not stall another tenant's call past its deadline, nor take the front or the spawner past 512 MB", async () => {
+    await withHost({ index: WALLS_INDEX, env: STRICT }, async (host) => {
+      await rawInvoke(host.port, 'echo', { warm: 1 })
+      const { result, front, spawner } = await peaks(host, async () => {
+        const attack = rawInvoke(host.port, 'channel-objects', { ms: 4000, lines: 1 }, { tenantId: 'tenant-a', runId: 'attack' }, 20_000)
+        await sleep(300)
+        const started = performance.now()
+        const victim = await rawInvoke(host.port, 'echo', { victim: 1 }, { tenantId: 'tenant-b', runId: 'victim' }, 3_000)
+        const victimMs = performance.now() - started
+        await attack
+        return { victim, victimMs }
+      })
+      console.log(`objects-line: victim ${Math.round(result.victimMs)} ms, front peak ${Math.round(front)} MB, spawner peak ${Math.round(spawner)} MB`)
+      expect
+        .soft('error' in result.victim ? result.victim : result.victim.body, "tenant b's echo (3 s deadline)")
+        .toEqual({ v: 2, kind: 'result', output: { input: { victim: 1 }, tenantId: 'tenant-b' } })
+      expect.soft(result.victimMs, "tenant b's echo, ms").toBeLessThan(1_000)
+      expect.soft(front, 'front peak RSS, MB').toBeLessThan(512)
+      expect.soft(spawner, 'spawner peak RSS, MB').toBeLessThan(512)
+      await stillServes(host)
+    })
+  })
+
+  it('files-flood: store requests written onto fd 3 without waiting reach the store at most four at a time, and the front holds well under 1 GB', async () => {
+    // A store that takes 4 s to answer each upload (a busy store; it reads every body at once).
+    let uploading = 0
+    let mostAtOnce = 0
+    const store = createServer((req, res) => {
+      uploading++
+      mostAtOnce = Math.max(mostAtOnce, uploading)
+      req.resume()
+      req.on('end', () =>
+        setTimeout(() => {
+          uploading--
+          res.writeHead(200, { 'content-type': 'application/json' })
+          res.end(JSON.stringify({ file: { artifactId: 'a', name: 'n', type: 't', size: 1 } }))
+        }, 4_000),
+      )
+    })
+    await new Promise<void>((resolve) => store.listen(0, '127.0.0.1', resolve))
+    const url = `http://127.0.0.1:${(store.address() as AddressInfo).port}/files`
+    try {
+      await withHost({ index: WALLS_INDEX, env: STRICT }, async (host) => {
+        const { front } = await peaks(host, () =>
+          rawInvoke(
+            host.port,
+            'files-flood',
+            { count: 60, holdMs: 3000 },
+            { tenantId: 'tenant-a', runId: 'attack', idempotencyKey: 'k1', toolFiles: { url, token: 'tenant-a-own-file-token' } },
+            20_000,
+          ),
+        )
+        console.log(`files-flood: front peak ${Math.round(front)} MB, uploads at once ${mostAtOnce}`)
+        // Past the bound a request answers busy; the rest is garbage the front has not collected yet.
+        expect.soft(mostAtOnce, 'uploads in flight at once').toBeLessThanOrEqual(MAX_FILE_REQUESTS_PER_CALL)
+        expect.soft(front, 'front peak RSS, MB').toBeLessThan(1024)
+        await stillServes(host)
+      })
+    } finally {
+      store.closeAllConnections()
+      store.close()
+    }
+  })
+
+  it("log-glue: half a line on stderr from a strict call leaves the host's own log lines parseable, and pack code's output a line of its own", async () => {
+    await withHost({ index: WALLS_INDEX, env: STRICT }, async (host) => {
+      await rawInvoke(host.port, 'log-glue', {}, { tenantId: 'tenant-a', runId: 'attack' })
+      await rawInvoke(host.port, 'echo', { after: 1 }, { tenantId: 'tenant-b', runId: 'after' })
+      await host.waitFor('call', (l) => l.toolId === 'echo' && l.tenantId === 'tenant-b')
+      const notJson = host.lines.filter((l) => l.kind === 'non-json').map((l) => String(l.raw))
+      expect
+        .soft(
+          notJson.filter((raw) => raw.includes('"kind"')).map((raw) => raw.slice(0, 120)),
+          'host lines glued to pack output',
+        )
+        .toEqual([])
+      expect
+        .soft(
+          host.lines.some((l) => l.kind === 'call' && l.toolId === 'log-glue'),
+          "the attack's own call line, parsed",
+        )
+        .toBe(true)
+      expect.soft(notJson, "pack code's half line, passed on as a line").toContain('x')
+    })
+  })
+})
