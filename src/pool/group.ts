@@ -91,8 +91,13 @@ export function checkedAnswer(given: unknown): GroupAnswer {
   return { kind: 'died', reason: 'crash', detail: 'its process answered with a message the host does not send' }
 }
 
-/** How long a handler may take to settle after its abortSignal fired before its worker is terminated. */
-export const ABORT_GRACE_MS = 100
+/**
+ * How long a handler may take to settle after its abortSignal fired before its worker is
+ * terminated. The abort crosses to the worker's thread, which a loaded machine may not run for
+ * a while: at 100 ms a handler's abort listener once never ran under a CI run's load. The
+ * caller has its answer at the deadline either way; only the worker's slot waits this long.
+ */
+export const ABORT_GRACE_MS = 250
 
 /**
  * Warm workers' flags: their pack process's own, and no ExperimentalWarning (Node's TypeScript
