@@ -72,7 +72,9 @@ const HELD_MS = 1_000
 const CPU_CHECK_MS = 20
 
 /** As a front-side group is made (`maxThreads`: the service's concurrency cap), with the pack process's own budget. */
-export type WarmPoolOptions = Pick<GroupOptions, 'key' | 'entries' | 'env' | 'memMB' | 'maxThreads' | 'onReplaced' | 'onFileRequest'> & {
+export type WarmPoolOptions = Pick<GroupOptions, 'key' | 'entries' | 'env' | 'memMB' | 'maxThreads' | 'onReplaced'> & {
+  /** A worker's ctx.files request, with the port its reply goes back on. */
+  onFileRequest(request: FileRequest): void
   minThreads: number
   /** Calls that may compute at once (KINDGI_PACK_WORKER_THREADS). */
   workerThreads: number

@@ -17,7 +17,7 @@ export type CallTmp = {
   /** A fresh folder's path under the root, not made yet. */
   reserve(): string
   /** Removes the root and whatever is left in it. */
-  close(): void
+  close(): Promise<void>
 }
 
 export function createCallTmp(): CallTmp {
@@ -27,9 +27,9 @@ export function createCallTmp(): CallTmp {
   return {
     root: base,
     reserve: () => `${base}/call-${randomUUID()}`,
-    close() {
+    async close() {
       // What is left, whatever modes its calls left behind; a root that will not go stays, said nowhere: the service is ending.
-      removeFolder(base)
+      await removeFolder(base)
     },
   }
 }

@@ -3,7 +3,8 @@
 import type { CallResult, GroupAnswer, ReplaceReason, StopReason } from '../protocol/call-answers.js'
 import { ERROR_CODES } from '../protocol/error-codes.js'
 import type { RunnableEntry } from '../protocol/runnable-entry.js'
-import type { CallTask, FileRequest } from '../protocol/worker-messages.js'
+import type { CallTask } from '../protocol/worker-messages.js'
+import type { FileHandler } from './tool-files.js'
 import type { Holder, ThreadBudget } from './thread-budget.js'
 
 export type RunningCall = {
@@ -46,7 +47,7 @@ export type GroupOptions = {
   /** Shared by every group: how many calls may be on worker threads at once. */
   budget: ThreadBudget
   /** A handler asked for ctx.files.store/read: the front makes the request. */
-  onFileRequest(request: FileRequest): void
+  onFileRequest: FileHandler
 }
 
 /** What a worker-replaced line names for an entry: its key without the target ("echo@1.0.0"). */

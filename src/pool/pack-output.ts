@@ -5,9 +5,11 @@
 // other (stop 29). So a pack process writes on pipes of ours, and what comes is written on in
 // pieces of whole lines, each at most PIPE_BUF bytes: a write that small to a pipe is never
 // interleaved with another process's, so no line of the front's lands inside one of these.
-// A line longer than a piece is cut into lines. Writes go through libuv's thread pool, so a slow
-// reader of the service's log holds up only the processes that print (their pipes are not read
-// past HIGH), never the event loop that passes them on.
+// A line longer than a piece is cut into lines.
+// Passing output on costs the event loop that does it (the front's, for warm pack processes),
+// so each pipe is read at most RATE bytes a second, and no further while the service's stream
+// has HIGH bytes queued: a process that prints more waits in its own writes, and nothing it
+// printed is lost. Writes go through libuv's thread pool, never blocking the event loop.
 import { write } from 'node:fs'
 import type { Readable } from 'node:stream'
 
@@ -15,36 +17,68 @@ import type { Readable } from 'node:stream'
 const PIECE = 4096
 /** Bytes queued for one of the service's streams past which every pack pipe feeding it waits. */
 const HIGH = 1024 * 1024
+/** Bytes a second one pack pipe may pass on, after a first burst of as many. */
+const RATE = 4 * 1024 * 1024
 const NEWLINE = 0x0a
 
-type Sink = { fd: number; queue: Buffer[]; queued: number; writing: boolean; waiting: Set<Readable> }
+type Sink = { fd: number; queue: Buffer[]; queued: number; writing: boolean; waiting: Set<Source> }
+/** One pack pipe: read again once neither its rate nor its sink holds it. */
+type Source = { stream: Readable; heldForRate: boolean; heldForSink: boolean; tokens: number; at: number }
 const sinks = new Map<number, Sink>()
 
-/** Passes what `source` (a pack process's stdout or stderr pipe) says on to the service's `fd`, as whole lines. */
-export function passLines(source: Readable, fd: number): void {
+/** Passes what `stream` (a pack process's stdout or stderr pipe) says on to the service's `fd`, as whole lines. */
+export function passLines(stream: Readable, fd: number): void {
   const sink = sinkFor(fd)
+  const source: Source = { stream, heldForRate: false, heldForSink: false, tokens: RATE, at: performance.now() }
   let partial: Buffer = Buffer.alloc(0)
-  source.on('data', (chunk: Buffer) => {
+  stream.on('data', (chunk: Buffer) => {
     const data = partial.length === 0 ? chunk : Buffer.concat([partial, chunk])
     const lastNewline = data.lastIndexOf(NEWLINE)
-    const whole = lastNewline === -1 ? data.subarray(0, 0) : data.subarray(0, lastNewline + 1)
+    const whole = data.subarray(0, lastNewline + 1)
     partial = data.subarray(lastNewline + 1)
     // A line that has not ended by a piece's length is written as lines of that length.
     const cut = partial.length < PIECE ? 0 : charStart(partial, partial.length - (partial.length % (PIECE - 1)))
     queue(sink, cut === 0 ? whole : Buffer.concat([whole, partial.subarray(0, cut), Buffer.of(NEWLINE)]))
     partial = partial.subarray(cut)
+    spend(source, chunk.length)
     if (sink.queued > HIGH) {
-      source.pause()
+      hold(source)
+      source.heldForSink = true
       sink.waiting.add(source)
     }
   })
-  source.on('end', () => {
+  stream.on('end', () => {
     if (partial.length > 0) queue(sink, Buffer.concat([partial, Buffer.of(NEWLINE)]))
     partial = Buffer.alloc(0)
   })
-  source.on('close', () => sink.waiting.delete(source))
+  stream.on('close', () => sink.waiting.delete(source))
   // A pipe whose process has gone may fail to read: there is nothing more to pass on.
-  source.on('error', () => undefined)
+  stream.on('error', () => undefined)
+}
+
+/** Takes `bytes` from the source's budget; past it, the source waits until the budget has them again. */
+function spend(source: Source, bytes: number): void {
+  const now = performance.now()
+  source.tokens = Math.min(RATE, source.tokens + ((now - source.at) * RATE) / 1000) - bytes
+  source.at = now
+  if (source.tokens >= 0) return
+  hold(source)
+  source.heldForRate = true
+  setTimeout(
+    () => {
+      source.heldForRate = false
+      resumeIfFree(source)
+    },
+    Math.ceil((-source.tokens * 1000) / RATE),
+  )
+}
+
+function hold(source: Source): void {
+  source.stream.pause()
+}
+
+function resumeIfFree(source: Source): void {
+  if (!source.heldForRate && !source.heldForSink) source.stream.resume()
 }
 
 function sinkFor(fd: number): Sink {
@@ -63,7 +97,7 @@ function queue(sink: Sink, lines: Buffer): void {
     let end: number
     let piece: Buffer
     if (lines.length - start <= PIECE) end = lines.length
-    else end = lines.lastIndexOf(NEWLINE, start + PIECE - 1) + 1
+    else end = start + lines.subarray(start, start + PIECE).lastIndexOf(NEWLINE) + 1
     if (end > start) piece = lines.subarray(start, end)
     else {
       end = charStart(lines, start + PIECE - 1)
@@ -80,7 +114,10 @@ function pump(sink: Sink): void {
   if (sink.writing) return
   const piece = sink.queue.shift()
   if (piece === undefined) {
-    for (const source of sink.waiting) source.resume()
+    for (const source of sink.waiting) {
+      source.heldForSink = false
+      resumeIfFree(source)
+    }
     sink.waiting.clear()
     return
   }

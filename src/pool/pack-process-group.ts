@@ -57,6 +57,8 @@ type Proc = {
   /** Calls sent to (or queued for) this process and not yet freed, by call id. */
   pending: Map<number, Pending>
   outbox: ToPackItem[]
+  /** Called once the outbox's items have left the front (file replies hold their call's place until then). */
+  outboxWritten: Array<() => void>
   flushing: boolean
   workers: number
   startedAt: number
@@ -101,6 +103,7 @@ export function createPackProcessGroup(options: PackProcessOptions): WorkerGroup
       channel: undefined,
       pending: new Map(),
       outbox: [],
+      outboxWritten: [],
       flushing: false,
       workers: 0,
       startedAt: performance.now(),
@@ -171,13 +174,16 @@ export function createPackProcessGroup(options: PackProcessOptions): WorkerGroup
     if (proc.outbox.length > 0) flush(proc)
   }
 
-  function send(proc: Proc, message: ToPack): void {
+  function send(proc: Proc, message: ToPack, written?: () => void): void {
     // A process that died before the write: its exit answers its calls.
-    proc.channel?.send(message)
+    if (proc.channel === undefined) written?.()
+    else proc.channel.send(message, written)
   }
 
-  function queue(proc: Proc, item: ToPackItem): void {
+  /** `written`: called once the item has left the front, or never will. */
+  function queue(proc: Proc, item: ToPackItem, written?: () => void): void {
     proc.outbox.push(item)
+    if (written !== undefined) proc.outboxWritten.push(written)
     if (proc.flushing) return
     proc.flushing = true
     setImmediate(() => flush(proc))
@@ -186,10 +192,15 @@ export function createPackProcessGroup(options: PackProcessOptions): WorkerGroup
   /** Calls (and stops, replies) queued in one turn of the event loop go as one message. */
   function flush(proc: Proc): void {
     proc.flushing = false
-    if (proc.child === undefined || proc.outbox.length === 0) return
     const items = proc.outbox
+    const written = proc.outboxWritten
     proc.outbox = []
-    send(proc, { type: 'batch', items })
+    proc.outboxWritten = []
+    const allWritten = () => {
+      for (const done of written) done()
+    }
+    if (proc.child === undefined || items.length === 0) allWritten()
+    else send(proc, { type: 'batch', items }, written.length === 0 ? undefined : allWritten)
   }
 
   function onMessage(proc: Proc, message: FromPack): void {
@@ -274,9 +285,10 @@ export function createPackProcessGroup(options: PackProcessOptions): WorkerGroup
 
   /** A file request is honoured only for a call pending in the process that asks. */
   function fileRequest(proc: Proc, item: Extract<FromPackItem, { type: 'files' }>): void {
-    const reply = (message: FileReply) => queue(proc, { type: 'file-reply', req: item.req, reply: fileReplyAcross(message) })
+    const reply = (message: FileReply) =>
+      new Promise<void>((written) => queue(proc, { type: 'file-reply', req: item.req, reply: fileReplyAcross(message) }, written))
     if (!proc.pending.has(item.callId)) {
-      reply({ kind: 'error', message: 'The call has ended: its file token is no longer valid' })
+      void reply({ kind: 'error', message: 'The call has ended: its file token is no longer valid' })
       return
     }
     bridgeFileRequest(options.onFileRequest, item.callId, item, reply)

@@ -72,7 +72,7 @@ export async function startPool(options: PoolOptions): Promise<PoolResult> {
   const close = async () => {
     budget.close()
     await Promise.all(groups.map((g) => g.close()))
-    callTmp.close()
+    await callTmp.close()
   }
   if (problems.length > 0) {
     await close()

@@ -226,7 +226,12 @@ export function createStrictGroup(options: StrictOptions): WorkerGroup {
 
   /** A file request is the call's that this process runs, whatever the message says. */
   function fileRequest(c: Spawned, callId: number, event: Extract<FromStrict, { type: 'files' }>): void {
-    bridgeFileRequest(options.onFileRequest, callId, event, (reply) => send(c, { type: 'file-reply', req: event.req, reply: fileReplyAcross(reply) }))
+    bridgeFileRequest(
+      options.onFileRequest,
+      callId,
+      event,
+      (reply) => new Promise((sent) => send(c, { type: 'file-reply', req: event.req, reply: fileReplyAcross(reply) }, undefined, sent)),
+    )
   }
 
   return {
@@ -264,8 +269,8 @@ export function createStrictGroup(options: StrictOptions): WorkerGroup {
   }
 }
 
-function send(child: Spawned, message: ToStrict, options?: SendOptions): void {
-  child.send(message, options)
+function send(child: Spawned, message: ToStrict, options?: SendOptions, sent?: () => void): void {
+  child.send(message, options, sent)
 }
 
 /** CPU time of a strict call's process, in ms, from /proc. */

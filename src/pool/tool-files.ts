@@ -1,17 +1,22 @@
 // Tool files (protocol 2.10, docs/spec/CONTRACT.md §7) made by the host on a handler's behalf: the
 // runtime's file URL and token stay in the front, never in a worker. Each request lives
 // only while its call does: the call's answer or deadline aborts it.
-import { MessageChannel } from 'node:worker_threads'
-import type { FileReply, FileRequest, FileValue } from '../protocol/worker-messages.js'
+import type { FileReply, FileValue } from '../protocol/worker-messages.js'
 import { MAX_FILE_BYTES } from '../protocol/channel-limits.js'
 import { fromBase64 } from '../protocol/frame-channel.js'
 
 export type FileGrant = { url: string; token: string }
 
+/** Sends a request's reply on to the process that asked; resolves once it has left the front. */
+export type SendReply = (message: FileReply) => Promise<void>
+
+/** A file request, attributed by the front to the call `callId` (from the process that sent it, never from the request). */
+export type FileHandler = (callId: number, request: RemoteFileRequest, reply: SendReply) => void
+
 export type ToolFiles = {
   /** Lets a call's worker use the grant until `signal` aborts; returns the revoke. */
   grant(callId: number, grant: FileGrant, signal: AbortSignal): () => void
-  handle(request: FileRequest): void
+  handle: FileHandler
 }
 
 async function isBusy(res: Response): Promise<boolean> {
@@ -25,7 +30,7 @@ async function jsonObject(res: Response, what: string): Promise<Record<string, u
   return value as Record<string, unknown>
 }
 
-async function store(grant: FileGrant, request: Extract<FileRequest, { op: 'store' }>, signal: AbortSignal): Promise<FileValue> {
+async function store(grant: FileGrant, request: Extract<RemoteFileRequest, { op: 'store' }>, signal: AbortSignal): Promise<FileValue> {
   const res = await fetch(grant.url, {
     method: 'POST',
     body: new Uint8Array(request.bytes),
@@ -41,7 +46,7 @@ async function store(grant: FileGrant, request: Extract<FileRequest, { op: 'stor
   return jsonObject(res, 'store')
 }
 
-async function read(grant: FileGrant, request: Extract<FileRequest, { op: 'read' }>, signal: AbortSignal): Promise<FileValue> {
+async function read(grant: FileGrant, request: Extract<RemoteFileRequest, { op: 'read' }>, signal: AbortSignal): Promise<FileValue> {
   const res = await fetch(`${grant.url.replace(/\/+$/, '')}/${encodeURIComponent(request.artifactId)}`, {
     headers: { Authorization: `Bearer ${grant.token}` },
     signal,
@@ -49,60 +54,92 @@ async function read(grant: FileGrant, request: Extract<FileRequest, { op: 'read'
   if (await isBusy(res)) return { busy: true }
   if (res.status !== 200) throw new Error(`The runtime's file store answered ${res.status} to a read`)
   if ((res.headers.get('content-type') ?? '').includes('application/json')) return jsonObject(res, 'read')
-  const bytes = await res.arrayBuffer()
-  if (bytes.byteLength > MAX_FILE_BYTES) throw new Error(`The file has ${bytes.byteLength} bytes: a pack service reads at most ${MAX_FILE_BYTES} (10 MiB)`)
-  return { bytes }
+  return { bytes: await bodyWithin(res, MAX_FILE_BYTES) }
+}
+
+/** A response's bytes, refused as soon as they pass `max` (by its length if it says one): never held past it. */
+async function bodyWithin(res: Response, max: number): Promise<ArrayBuffer> {
+  const tooLarge = (size: number | string) => new Error(`The file has ${size} bytes: a pack service reads at most ${max} (10 MiB)`)
+  const said = Number(res.headers.get('content-length') ?? Number.NaN)
+  if (said > max) {
+    await res.body?.cancel()
+    throw tooLarge(said)
+  }
+  const chunks: Uint8Array[] = []
+  let size = 0
+  for await (const chunk of res.body ?? []) {
+    size += chunk.byteLength
+    if (size > max) throw tooLarge(`more than ${max}`)
+    chunks.push(chunk)
+  }
+  const bytes = new Uint8Array(size)
+  let at = 0
+  for (const chunk of chunks) {
+    bytes.set(chunk, at)
+    at += chunk.byteLength
+  }
+  return bytes.buffer
 }
 
 /**
- * File requests one call may have in flight. Pack code can write requests on its channel
- * without waiting for replies, and each holds its bytes here until the store answers: 60 of
- * 11 MiB took the front to 1.3–2.4 GB from one call (stop 29). Past a bound the request is
- * answered `{ busy: true }`, as the runtime answers when it has no room for the bytes: nothing
- * was stored or read, and the handler may try again.
+ * File requests one call may have in flight: from its arrival until its reply has left the
+ * front. Pack code can write requests on its channel without waiting for replies (or reading
+ * them), and each holds its bytes here meanwhile: 60 stores of 9 MiB took the front to 2.4 GB
+ * from one call, reads of 10 MiB whose replies were never read 1.6–1.9 GB (stop 29). Past a
+ * bound a request answers `{ busy: true }`, as the runtime does when it has no room for the
+ * bytes: nothing was stored or read, and the handler may try again.
  */
 export const MAX_FILE_REQUESTS_PER_CALL = 4
-/** Bytes of stores in flight for every call together. */
-export const MAX_STORE_BYTES_IN_FLIGHT = 64 * 1024 * 1024
+/**
+ * Bytes of files in flight for every call together. A store holds its bytes; a read holds
+ * room for the largest file until its body has come, then its own size.
+ */
+export const MAX_FILE_BYTES_IN_FLIGHT = 128 * 1024 * 1024
 
 export function createToolFiles(): ToolFiles {
   const grants = new Map<number, { grant: FileGrant; signal: AbortSignal; inFlight: number }>()
-  let storeBytesInFlight = 0
+  let bytesInFlight = 0
   return {
     grant(callId, grant, signal) {
       grants.set(callId, { grant, signal, inFlight: 0 })
       return () => grants.delete(callId)
     },
-    handle(request) {
-      const reply = (message: FileReply, transfer: ArrayBuffer[] = []) => {
-        request.port.postMessage(message, transfer)
-        request.port.close()
-      }
-      const held = grants.get(request.callId)
+    handle(callId, request, reply) {
+      const held = grants.get(callId)
       if (held === undefined || held.signal.aborted) {
-        reply({ kind: 'error', message: 'The call has ended: its file token is no longer valid' })
+        void reply({ kind: 'error', message: 'The call has ended: its file token is no longer valid' })
         return
       }
-      const bytes = request.op === 'store' ? request.bytes.byteLength : 0
-      if (bytes > MAX_FILE_BYTES) {
-        reply({ kind: 'error', message: `The file has ${bytes} bytes: a pack service stores at most ${MAX_FILE_BYTES} (10 MiB)` })
+      if (request.op === 'store' && request.bytes.byteLength > MAX_FILE_BYTES) {
+        void reply({ kind: 'error', message: `The file has ${request.bytes.byteLength} bytes: a pack service stores at most ${MAX_FILE_BYTES} (10 MiB)` })
         return
       }
-      if (held.inFlight >= MAX_FILE_REQUESTS_PER_CALL || (bytes > 0 && storeBytesInFlight + bytes > MAX_STORE_BYTES_IN_FLIGHT)) {
-        reply({ kind: 'ok', value: { busy: true } })
+      let bytes = request.op === 'store' ? request.bytes.byteLength : MAX_FILE_BYTES
+      if (held.inFlight >= MAX_FILE_REQUESTS_PER_CALL || bytesInFlight + bytes > MAX_FILE_BYTES_IN_FLIGHT) {
+        void reply({ kind: 'ok', value: { busy: true } })
         return
       }
       held.inFlight++
-      storeBytesInFlight += bytes
-      const done = () => {
-        held.inFlight--
-        storeBytesInFlight -= bytes
-      }
+      bytesInFlight += bytes
       const work = request.op === 'store' ? store(held.grant, request, held.signal) : read(held.grant, request, held.signal)
-      work.finally(done).then(
-        (value) => reply({ kind: 'ok', value }, 'bytes' in value && value.bytes instanceof ArrayBuffer ? [value.bytes] : []),
-        (err: Error) => reply({ kind: 'error', message: held.signal.aborted ? 'The call ended before the file request finished' : err.message }),
-      )
+      work
+        .then(
+          (value): FileReply => {
+            // A read holds what it read, no longer room for the largest file.
+            const read = 'bytes' in value && value.bytes instanceof ArrayBuffer ? value.bytes.byteLength : 0
+            if (request.op === 'read') {
+              bytesInFlight += read - bytes
+              bytes = read
+            }
+            return { kind: 'ok', value }
+          },
+          (err: Error): FileReply => ({ kind: 'error', message: held.signal.aborted ? 'The call ended before the file request finished' : err.message }),
+        )
+        .then(reply)
+        .finally(() => {
+          held.inFlight--
+          bytesInFlight -= bytes
+        })
     },
   }
 }
@@ -126,21 +163,11 @@ function fileRequestOf(raw: RawFileRequest): RemoteFileRequest | undefined {
  * Hands a pack process's file request to `handle` as the call `callId`'s (which the caller
  * decided from the process, never from the request), and its reply to `reply`.
  */
-export function bridgeFileRequest(handle: (request: FileRequest) => void, callId: number, raw: RawFileRequest, reply: (message: FileReply) => void): void {
+export function bridgeFileRequest(handle: FileHandler, callId: number, raw: RawFileRequest, reply: SendReply): void {
   const request = fileRequestOf(raw)
   if (request === undefined) {
-    reply({ kind: 'error', message: 'A malformed file request: ctx.files was not called as the SDK calls it' })
+    void reply({ kind: 'error', message: 'A malformed file request: ctx.files was not called as the SDK calls it' })
     return
   }
-  const { port1, port2 } = new MessageChannel()
-  port1.once('message', (message: FileReply) => {
-    port1.close()
-    reply(message)
-  })
-  const common = { type: 'kindgi-files' as const, callId, port: port2 }
-  handle(
-    request.op === 'store'
-      ? { ...common, op: 'store', bytes: request.bytes, name: request.name, contentType: request.contentType }
-      : { ...common, op: 'read', artifactId: request.artifactId },
-  )
+  handle(callId, request, reply)
 }

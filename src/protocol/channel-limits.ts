@@ -7,14 +7,15 @@
 export const MAX_LINE = 16 * 1024 * 1024
 
 /**
- * The most objects and arrays one line may hold (json-containers.ts counts them outside
- * strings). A line shorter than twice this cannot pass it, and is not counted. The host's own
- * messages hold a few per item, and a pack process cuts its batches at MAX_BATCH_ITEMS.
+ * The most values one line may hold outside its strings: objects, arrays, members, elements
+ * (json-values.ts counts them). A line shorter than this cannot pass it, and is not counted.
+ * The host's own messages hold about fifteen an item, and a pack process cuts its batches at
+ * MAX_BATCH_ITEMS.
  */
-export const MAX_CONTAINERS = 64 * 1024
+export const MAX_VALUES = 32 * 1024
 
 /** The most items one batch line of a pack process holds. */
-export const MAX_BATCH_ITEMS = 4096
+export const MAX_BATCH_ITEMS = 1024
 
 /**
  * The largest tool file that crosses a pack process's channel, stored or read: base64 makes it

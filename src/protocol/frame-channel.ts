@@ -1,19 +1,20 @@
 // The channel between the host and a process that runs pack code (a warm group's pack process,
 // or a strict call's, through the spawner): one JSON message a line, in on the process's stdin,
 // out on its fd 3 (workers/fd-channel.ts writes that end). Pack code can write on fd 3 too, so
-// this end reads it bounded (in characters, and in objects and arrays) and takes only JSON:
+// this end reads it bounded (in characters, and in values outside strings) and takes only JSON:
 // anything else ends the process (onBroken).
 // JSON never holds a raw newline, so a line is a message. Node's IPC channel did the same job
 // at about twice the CPU per round trip (bench/ipc-cost.ts), and its parser holds whatever it is
 // given and throws in the host at what is not JSON. Bytes (tool files) cross as base64.
 import type { Readable, Writable } from 'node:stream'
-import { MAX_CONTAINERS, MAX_LINE } from './channel-limits.js'
-import { containersPast } from './json-containers.js'
+import { MAX_LINE, MAX_VALUES } from './channel-limits.js'
+import { valuesPast } from './json-values.js'
 import type { FileReplyMessage } from './pack-messages.js'
 import type { FileReply } from './worker-messages.js'
 
 export type FrameChannel<Out> = {
-  send(message: Out): void
+  /** `written`: called once the message has left this process, or never will (the channel closed). */
+  send(message: Out, written?: () => void): void
   /** False once the other end has gone. */
   open(): boolean
 }
@@ -21,7 +22,7 @@ export type FrameChannel<Out> = {
 /**
  * Messages come on `input` (with the length of the line each was, for whoever holds on to
  * them), go out on `output`. `onBroken`: the other end sent a line past MAX_LINE or
- * MAX_CONTAINERS, or one that is not JSON; nothing after it is read.
+ * MAX_VALUES, or one that is not JSON; nothing after it is read.
  */
 export function openFrames<In, Out>(
   input: Readable,
@@ -48,7 +49,7 @@ export function openFrames<In, Out>(
       let message: In | undefined
       try {
         // A line ends within a chunk of its last piece: it may pass the bound by that much.
-        message = line.length > MAX_LINE || tooManyContainers(line) ? undefined : (JSON.parse(line) as In)
+        message = line.length > MAX_LINE || tooManyValues(line) ? undefined : (JSON.parse(line) as In)
       } catch {
         message = undefined // not ours to understand: the other end may be pack code
       }
@@ -78,16 +79,17 @@ export function openFrames<In, Out>(
   input.on('error', closed)
   output.on('error', closed)
   return {
-    send(message) {
-      if (open) output.write(`${JSON.stringify(message)}\n`)
+    send(message, written) {
+      if (open) output.write(`${JSON.stringify(message)}\n`, written === undefined ? undefined : () => written())
+      else written?.()
     },
     open: () => open,
   }
 }
 
-/** A line of millions of tiny objects is no message of ours (json-containers.ts); a short one cannot be that. */
-function tooManyContainers(line: string): boolean {
-  return line.length > 2 * MAX_CONTAINERS && containersPast(line, MAX_CONTAINERS)
+/** A line of millions of tiny values is no message of ours (json-values.ts); a short one cannot be that. */
+function tooManyValues(line: string): boolean {
+  return line.length > MAX_VALUES && valuesPast(line, MAX_VALUES)
 }
 
 /** A file reply as it crosses a channel: read bytes as base64. */

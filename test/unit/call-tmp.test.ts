@@ -24,12 +24,12 @@ describe("strict calls' folders live in a root no process of the service's user 
     expect(used, 'a folder by its name').toEqual({ status: 0, stderr: '' })
   })
 
-  it('close removes the root and whatever calls left in it', () => {
+  it('close removes the root and whatever calls left in it', async () => {
     const tmp = createCallTmp()
     const folder = tmp.reserve()
     mkdirSync(folder)
     writeFileSync(`${folder}/left`, 'x')
-    tmp.close()
+    await tmp.close()
     expect(existsSync(tmp.root)).toBe(false)
   })
 })

@@ -1,10 +1,10 @@
 // The host's end of the channel from a process that runs pack code (src/protocol/frame-channel.ts):
 // one JSON message a line, whatever the chunks; a line that is not JSON, or one past the limits
-// (characters, objects and arrays), breaks it.
+// (characters, values outside strings), breaks it.
 import { PassThrough } from 'node:stream'
 import { describe, expect, it } from 'vitest'
 import { fromBase64, openFrames, toBase64 } from '../../src/protocol/frame-channel.js'
-import { containersPast } from '../../src/protocol/json-containers.js'
+import { valuesPast } from '../../src/protocol/json-values.js'
 
 function channel(): { pipe: PassThrough; got: unknown[]; broken: number[] } {
   const pipe = new PassThrough()
@@ -54,10 +54,18 @@ describe('a channel that says what the host never sends is broken', () => {
   })
 })
 
-describe('a line of more objects and arrays than any message of ours is broken before it is parsed', () => {
+describe('a line of more values outside strings than any message of ours is broken before it is parsed', () => {
   it('a line of a hundred thousand empty objects breaks it', async () => {
     const { pipe, got, broken } = channel()
     pipe.write(`{"type":"junk","a":[${'{},'.repeat(99_999)}{}]}\n`)
+    await tick()
+    expect(got).toEqual([])
+    expect(broken).toEqual([1])
+  })
+
+  it('a line of one object with a hundred thousand keys breaks it', async () => {
+    const { pipe, got, broken } = channel()
+    pipe.write(`{"type":"junk","a":{${Array.from({ length: 100_000 }, (_, i) => `"${i.toString(36)}":0`).join(',')}}}\n`)
     await tick()
     expect(got).toEqual([])
     expect(broken).toEqual([1])
@@ -73,13 +81,15 @@ describe('a line of more objects and arrays than any message of ours is broken b
   })
 })
 
-describe('containersPast counts objects and arrays outside strings only', () => {
+describe('valuesPast counts objects, arrays, members and elements outside strings only', () => {
   it('counts up to its bound, skipping strings with escaped quotes', () => {
-    expect(containersPast('[{},{}]', 3)).toBe(false)
-    expect(containersPast('[{},{},[]]', 3)).toBe(true)
-    expect(containersPast('{"a":"{[{[\\"{[{["}', 1)).toBe(false)
+    expect(valuesPast('[{},{}]', 4)).toBe(false) // [ { , {
+    expect(valuesPast('[{},{},[]]', 5)).toBe(true)
+    expect(valuesPast('{"a":1,"b":2}', 4)).toBe(false) // { : , :
+    expect(valuesPast('{"a":1,"b":2,"c":3}', 5)).toBe(true)
+    expect(valuesPast('{"a":"{[,:{[\\"{[,:"}', 2)).toBe(false)
     // An escaped backslash ends with the string's own quote: what follows is counted again.
-    expect(containersPast(String.raw`{"a":"\\", "b":[[]]}`, 2)).toBe(true)
+    expect(valuesPast(String.raw`{"a":"\\", "b":[[]]}`, 4)).toBe(true)
   })
 })
 

@@ -1,6 +1,6 @@
 // Pack code's stdout and stderr reach the service's as whole lines of their own
 // (src/pool/pack-output.ts), each written in one piece no longer than PIPE_BUF: half a line can
-// no longer be glued to the host's next log line.
+// no longer be glued to the host's next log line; and no faster than a pipe's budget.
 import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -54,5 +54,17 @@ describe('pack output is passed on as whole lines', () => {
     expect(cut.length).toBeGreaterThan(2)
     for (const line of cut) expect(Buffer.byteLength(`${line}\n`)).toBeLessThanOrEqual(4096)
     expect(cut.join('')).toBe(long)
+  })
+
+  it('a pipe that prints 6 MiB at once is passed on no faster than its budget of 4 MiB a second after the first 4 MiB, and every byte arrives', async () => {
+    const { source, written } = passedOn()
+    // In chunks of 64 KiB, as a pipe gives them.
+    const chunk = `${'x'.repeat(1023)}\n`.repeat(64)
+    const started = performance.now()
+    for (let i = 0; i < 96; i++) source.write(chunk)
+    source.end()
+    const out = await written()
+    expect(performance.now() - started).toBeGreaterThan(400)
+    expect(out.length).toBe(6 * 1024 * 1024)
   })
 })

@@ -9,7 +9,8 @@ import { createPackProcessGroup } from '../../dist/src/pool/pack-process-group.j
 import { createThreadBudget } from '../../dist/src/pool/thread-budget.js'
 import type { WorkerGroup } from '../../src/pool/group.js'
 import type { GroupAnswer, ReplaceReason } from '../../src/protocol/call-answers.js'
-import type { CallTask, FileRequest } from '../../src/protocol/worker-messages.js'
+import type { CallTask } from '../../src/protocol/worker-messages.js'
+import type { RemoteFileRequest } from '../../src/pool/tool-files.js'
 import type { RunnableEntry } from '../../src/protocol/runnable-entry.js'
 import { toolEntry } from '../helpers/entries.js'
 
@@ -19,7 +20,7 @@ const budget = createThreadBudget(2, () => [])
 
 const entry = (id: string) => toolEntry(id, WALLS)
 
-type Made = { group: WorkerGroup; replaced: Array<[ReplaceReason, string | undefined]>; files: FileRequest[] }
+type Made = { group: WorkerGroup; replaced: Array<[ReplaceReason, string | undefined]>; files: Array<RemoteFileRequest & { callId: number }> }
 const made: WorkerGroup[] = []
 afterAll(async () => {
   await Promise.all(made.map((g) => g.close()))
@@ -28,7 +29,7 @@ afterAll(async () => {
 
 function group(options: { real?: boolean; env?: Record<string, string>; entries?: RunnableEntry[] } = {}): Made {
   const replaced: Made['replaced'] = []
-  const files: FileRequest[] = []
+  const files: Array<RemoteFileRequest & { callId: number }> = []
   const g = createPackProcessGroup({
     key: 'none',
     entries: options.entries ?? [entry('echo')],
@@ -41,10 +42,9 @@ function group(options: { real?: boolean; env?: Record<string, string>; entries?
     budget,
     hidden: ['/proc'],
     onReplaced: (reason, id) => replaced.push([reason, id]),
-    onFileRequest: (request) => {
-      files.push(request)
-      request.port.postMessage({ kind: 'ok', value: { file: 'f-1' } })
-      request.port.close()
+    onFileRequest: (callId, request, reply) => {
+      files.push({ callId, ...request })
+      void reply({ kind: 'ok', value: { file: 'f-1' } })
     },
     ...(options.real ? {} : { entry: FAKE }),
   })

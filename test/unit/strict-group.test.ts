@@ -28,7 +28,7 @@ const tmp: CallTmp & { broken: boolean } = {
   root,
   broken: false,
   reserve: () => join(tmp.broken ? notAFolder : root, `call-${n++}`),
-  close: () => undefined,
+  close: async () => undefined,
 }
 
 const replaced: ReplaceReason[] = []

@@ -44,7 +44,7 @@ afterAll(async () => {
 })
 
 let folders = 0
-const callTmp: CallTmp = { root, reserve: () => join(root, `call-${folders++}`), close: () => undefined }
+const callTmp: CallTmp = { root, reserve: () => join(root, `call-${folders++}`), close: async () => undefined }
 
 /** A strict tool whose validators are as large as a real tool's: ~4 KB of code each. */
 function tool(n: number): RunnableEntry {

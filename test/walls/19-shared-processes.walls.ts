@@ -20,48 +20,12 @@ import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { describe, expect, it } from 'vitest'
 import { MAX_FILE_REQUESTS_PER_CALL } from '../../src/pool/tool-files.js'
-import { BIN, sleep, type Host } from '../helpers/host.js'
-import { processTree, rawInvoke, STRICT, stillServes, WALLS_INDEX, withHost } from './walls-helpers.js'
+import { BIN, sleep } from '../helpers/host.js'
+import { peaks, rawInvoke, STRICT, stillServes, WALLS_INDEX, withHost } from './walls-helpers.js'
 
 const AS_ROOT = process.getuid?.() === 0
 /** Under root, the host runs with no capability: subject to file modes, as the image's user is. */
 const NO_CAPABILITIES = AS_ROOT ? ['setpriv', '--bounding-set=-all', '--inh-caps=-all', '--', process.execPath, BIN] : undefined
-
-function rssMB(pid: number | undefined): number {
-  if (pid === undefined) return 0
-  try {
-    return Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024
-  } catch {
-    return 0
-  }
-}
-
-function spawnerOf(host: Host): number | undefined {
-  return processTree(host.proc.pid as number).find((pid) => {
-    try {
-      return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('spawner-process')
-    } catch {
-      return false
-    }
-  })
-}
-
-/** Peak RSS (MB) of the front and the spawner while `during` runs. */
-async function peaks<T>(host: Host, during: () => Promise<T>): Promise<{ result: T; front: number; spawner: number }> {
-  let front = 0
-  let spawner = 0
-  const sample = () => {
-    front = Math.max(front, rssMB(host.proc.pid))
-    spawner = Math.max(spawner, rssMB(spawnerOf(host)))
-  }
-  const timer = setInterval(sample, 25)
-  try {
-    const result = await during()
-    return { result, front, spawner }
-  } finally {
-    clearInterval(timer)
-  }
-}
 
 describe('stop 29: what one strict call does to the spawner, the front and the log', () => {
   it('tmp-lock: a strict call that leaves a read-only sub-folder in ctx.tmpDir kills no other call and leaves nothing behind', async () => {
@@ -115,7 +79,7 @@ describe('stop 29: what one strict call does to the spawner, the front and the l
   })
 
   it('files-flood: store requests written onto fd 3 without waiting reach the store at most four at a time, and the front holds well under 1 GB', async () => {
-    // A store that takes 4 s to answer each upload (a busy store; it reads every body at once).
+    // A store that takes 2 s to answer each upload (a busy store; it reads every body at once).
     let uploading = 0
     let mostAtOnce = 0
     const store = createServer((req, res) => {
@@ -127,7 +91,7 @@ describe('stop 29: what one strict call does to the spawner, the front and the l
           uploading--
           res.writeHead(200, { 'content-type': 'application/json' })
           res.end(JSON.stringify({ file: { artifactId: 'a', name: 'n', type: 't', size: 1 } }))
-        }, 4_000),
+        }, 2_000),
       )
     })
     await new Promise<void>((resolve) => store.listen(0, '127.0.0.1', resolve))
@@ -138,7 +102,7 @@ describe('stop 29: what one strict call does to the spawner, the front and the l
           rawInvoke(
             host.port,
             'files-flood',
-            { count: 60, holdMs: 3000 },
+            { count: 60, holdMs: 1500 },
             { tenantId: 'tenant-a', runId: 'attack', idempotencyKey: 'k1', toolFiles: { url, token: 'tenant-a-own-file-token' } },
             20_000,
           ),

@@ -199,3 +199,41 @@ export async function stillServes(host: Host): Promise<void> {
     .soft('error' in echo ? echo : echo.body, 'a plain call after the attack')
     .toEqual({ v: 2, kind: 'result', output: { input: { after: 'attack' }, tenantId: 'tenant-c' } })
 }
+
+/** The host's spawner, found among its processes by its command line; undefined before it starts. */
+export function spawnerOf(host: Host): number | undefined {
+  return processTree(host.proc.pid as number).find((pid) => cmdline(pid).includes('spawner-process'))
+}
+
+/** A process's resident memory now, in MB; 0 once it is gone. */
+export function rssMB(pid: number | undefined): number {
+  if (pid === undefined) return 0
+  try {
+    return Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024
+  } catch {
+    return 0
+  }
+}
+
+/** The highest resident memory the host's spawner has had, in MB (/proc/<pid>/status VmHWM). */
+export function spawnerPeakMB(host: Host): number {
+  const spawner = spawnerOf(host)
+  expect(spawner, 'the spawner').toBeDefined()
+  const kb = /^VmHWM:\s+(\d+) kB/m.exec(readFileSync(`/proc/${spawner}/status`, 'utf8'))?.[1]
+  return Number(kb) / 1024
+}
+
+/** The peak resident memory (MB) of the front and the spawner, sampled while `during` runs. */
+export async function peaks<T>(host: Host, during: () => Promise<T>): Promise<{ result: T; front: number; spawner: number }> {
+  let front = 0
+  let spawner = 0
+  const timer = setInterval(() => {
+    front = Math.max(front, rssMB(host.proc.pid))
+    spawner = Math.max(spawner, rssMB(spawnerOf(host)))
+  }, 20)
+  try {
+    return { result: await during(), front, spawner }
+  } finally {
+    clearInterval(timer)
+  }
+}

@@ -150,7 +150,7 @@ function start(message: Extract<ToSpawner, { t: 'start' }>): void {
       else if (relayingCharsAll >= MAX_RELAYING_CHARS_ALL) for (const other of children.values()) other.hold()
       else if (!mayRead()) hold()
     },
-    // Its end closed: ours too, or the child's 'close' (all its stdio closed) never comes.
+    // Its end closed: ours too, so that the channel's 'close' (which ends it, below) comes.
     () => {
       input.destroy()
       output.destroy()
@@ -178,11 +178,27 @@ function start(message: Extract<ToSpawner, { t: 'start' }>): void {
     ended = true
     children.delete(id)
     held.delete(resumed)
-    if (folder !== undefined) removeFolder(folder)
+    // Off the event loop, and never a throw; a folder that will not go is left to the root's removal at shutdown.
+    if (folder !== undefined) void removeFolder(folder)
     toFront(notStarted === undefined ? { t: 'exit', id, code, signal, unreadable } : { t: 'exit', id, code, signal, unreadable, notStarted })
   }
-  // 'close', not 'exit': the messages it sent before it ended are relayed first.
-  child.once('close', end)
+  // Once it has exited and its channel has closed, so that the messages it sent before it ended
+  // are relayed first. Not its 'close', which waits for its stdout and stderr too: what it
+  // printed is passed on at the pace of the service's log (pack-output.ts), and a flood would
+  // hold its end, its folder and its core in the budget for as long.
+  let exited: [number | null, NodeJS.Signals | null] | undefined
+  let channelClosed = false
+  const endOnceBoth = () => {
+    if (exited !== undefined && channelClosed) end(...exited)
+  }
+  child.once('exit', (code, signal) => {
+    exited = [code, signal]
+    endOnceBoth()
+  })
+  input.once('close', () => {
+    channelClosed = true
+    endOnceBoth()
+  })
   // 'error' is also a failed kill or send: only a process that never started has ended.
   child.on('error', () => {
     if (child.pid === undefined) end(null, null)

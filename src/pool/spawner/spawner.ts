@@ -22,7 +22,8 @@ export type StartOptions = { folder?: string; first?: unknown; endAfter?: string
 export type Spawned = {
   /** Its pid, once the spawner has said (with its first message). */
   pid(): number | undefined
-  send(message: unknown, options?: SendOptions): void
+  /** `sent`: called once the message has left the front (file replies hold a call's place until then). */
+  send(message: unknown, options?: SendOptions, sent?: () => void): void
   kill(): void
   onMessage(listener: (message: unknown) => void): () => void
   exited: Promise<Exit>
@@ -34,8 +35,10 @@ let spawner: ChildProcess | undefined
 let nextId = 1
 const handles = new Map<number, Handle>()
 
-function toSpawner(message: ToSpawner): void {
-  if (spawner?.connected === true) spawner.send(message, (err) => void err)
+/** `sent`: called once the message has left this process, or can never leave it. */
+function toSpawner(message: ToSpawner, sent?: () => void): void {
+  if (spawner?.connected === true) spawner.send(message, () => sent?.())
+  else sent?.()
 }
 
 /** Keeps the front alive while a process it started lives, and not otherwise. */
@@ -103,7 +106,7 @@ export function startProcess(command: string, args: string[], env: Record<string
   toSpawner({ t: 'start', id, command, args, env, ...options })
   return {
     pid: () => handle.pid,
-    send: (msg, sendOptions) => toSpawner({ t: 'send', id, msg, ...sendOptions }),
+    send: (msg, sendOptions, sent) => toSpawner({ t: 'send', id, msg, ...sendOptions }, sent),
     kill: () => toSpawner({ t: 'kill', id }),
     onMessage(listener) {
       handle.listeners.add(listener)
