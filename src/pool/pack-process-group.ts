@@ -192,15 +192,21 @@ export function createPackProcessGroup(options: PackProcessOptions): WorkerGroup
   /** Calls (and stops, replies) queued in one turn of the event loop go as one message. */
   function flush(proc: Proc): void {
     proc.flushing = false
+    // Not started yet (a restart waits): what is queued goes once it is (launch).
+    if (proc.child === undefined || proc.outbox.length === 0) return
     const items = proc.outbox
     const written = proc.outboxWritten
     proc.outbox = []
     proc.outboxWritten = []
-    const allWritten = () => {
-      for (const done of written) done()
-    }
-    if (proc.child === undefined || items.length === 0) allWritten()
-    else send(proc, { type: 'batch', items }, written.length === 0 ? undefined : allWritten)
+    send(
+      proc,
+      { type: 'batch', items },
+      written.length === 0
+        ? undefined
+        : () => {
+            for (const done of written) done()
+          },
+    )
   }
 
   function onMessage(proc: Proc, message: FromPack): void {
@@ -268,6 +274,9 @@ export function createPackProcessGroup(options: PackProcessOptions): WorkerGroup
     proc.workers = 0
     proc.threads?.stop()
     proc.markExited()
+    // What never left for it never will: file replies among it free their calls' places.
+    proc.outbox = []
+    for (const written of proc.outboxWritten.splice(0)) written()
     const died = [...proc.pending.values()]
     proc.pending.clear()
     for (const probe of proc.probes.splice(0)) probe.reject(new Error(`its pack process exited (${why})`))

@@ -1,0 +1,99 @@
+// The front's file requests on a handler's behalf (src/pool/tool-files.ts): bounded per call and
+// for the whole host, each request holding its place until its reply has left the front, and a
+// file past 10 MiB refused before its bytes are held (stop 29, two red-team passes).
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { describe, expect, it, onTestFinished } from 'vitest'
+import { createToolFiles, MAX_FILE_REQUESTS_PER_CALL } from '../../src/pool/tool-files.js'
+import type { FileReply } from '../../src/protocol/worker-messages.js'
+
+/** A store that answers every request `after` ms later; a read gets `readBytes` bytes, with their length said or not. */
+async function store(options: { after: number; readBytes?: number; sayLength?: boolean }): Promise<{ url: string; seen: () => number }> {
+  let seen = 0
+  const server = createServer((req, res) => {
+    seen++
+    req.resume()
+    req.on('end', () =>
+      setTimeout(() => {
+        if (req.method === 'GET') {
+          const bytes = Buffer.alloc(options.readBytes ?? 1)
+          res.writeHead(200, { 'content-type': 'application/octet-stream', ...(options.sayLength === false ? { 'transfer-encoding': 'chunked' } : {}) })
+          if (options.sayLength === false) {
+            res.write(bytes)
+            res.end()
+          } else res.end(bytes)
+          return
+        }
+        res.writeHead(200, { 'content-type': 'application/json' })
+        res.end(JSON.stringify({ file: { artifactId: 'a' } }))
+      }, options.after),
+    )
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  onTestFinished(() => {
+    server.closeAllConnections()
+    server.close()
+  })
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/files`, seen: () => seen }
+}
+
+/** Sends requests for call 1 and collects their replies; a reply leaves the front when the test says. */
+function call(url: string) {
+  const files = createToolFiles()
+  const ended = new AbortController()
+  files.grant(1, { url, token: 't' }, ended.signal)
+  const replies: FileReply[] = []
+  const leave: Array<() => void> = []
+  const ask = (request: Parameters<typeof files.handle>[1]) =>
+    files.handle(1, request, (reply) => {
+      replies.push(reply)
+      return new Promise<void>((left) => leave.push(left))
+    })
+  onTestFinished(() => ended.abort())
+  return { ask, replies, leave }
+}
+
+const tick = (ms = 20) => new Promise((resolve) => setTimeout(resolve, ms))
+
+describe('a call has at most four file requests in flight, each until its reply has left the front', () => {
+  it('a fifth answers busy at once, having sent nothing; once a reply has left, the next request is made', async () => {
+    const { url, seen } = await store({ after: 10 })
+    const { ask, replies, leave } = call(url)
+    for (let i = 0; i < MAX_FILE_REQUESTS_PER_CALL + 1; i++) ask({ op: 'read', artifactId: `a${i}` })
+    await tick(200)
+    expect(seen()).toBe(MAX_FILE_REQUESTS_PER_CALL)
+    expect(replies.filter((r) => r.kind === 'ok' && 'busy' in r.value)).toHaveLength(1)
+    // Their replies came from the store, but none has left the front: still no room.
+    ask({ op: 'read', artifactId: 'again' })
+    await tick()
+    expect(seen()).toBe(MAX_FILE_REQUESTS_PER_CALL)
+    // Busy answers were sent at once; the first answer from the store leaves now.
+    const fromStore = replies.findIndex((r) => r.kind === 'ok' && !('busy' in r.value))
+    leave[fromStore]?.()
+    await tick()
+    ask({ op: 'read', artifactId: 'after-one-left' })
+    await tick(200)
+    expect(seen()).toBe(MAX_FILE_REQUESTS_PER_CALL + 1)
+  })
+})
+
+describe('a file past 10 MiB is refused before its bytes are held', () => {
+  it('a store of 10 MiB and one byte answers an error and reaches no store', async () => {
+    const { url, seen } = await store({ after: 0 })
+    const { ask, replies } = call(url)
+    ask({ op: 'store', bytes: new ArrayBuffer(10 * 1024 * 1024 + 1), name: 'f', contentType: 'application/octet-stream' })
+    await tick()
+    expect(seen()).toBe(0)
+    expect(replies[0]).toMatchObject({ kind: 'error', message: expect.stringContaining('stores at most 10485760') })
+  })
+
+  it('a read whose length says 10 MiB and one byte answers an error, and so does one that says no length', async () => {
+    for (const sayLength of [true, false]) {
+      const { url } = await store({ after: 0, readBytes: 10 * 1024 * 1024 + 1, sayLength })
+      const { ask, replies } = call(url)
+      ask({ op: 'read', artifactId: 'big' })
+      for (let i = 0; i < 100 && replies.length === 0; i++) await tick()
+      expect(replies[0], `length said: ${sayLength}`).toMatchObject({ kind: 'error', message: expect.stringContaining('reads at most 10485760') })
+    }
+  })
+})
