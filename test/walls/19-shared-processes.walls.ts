@@ -16,12 +16,10 @@
 // 4. log-glue: a strict process wrote half a line on the service's stderr, which it inherited;
 //    the host's next line (its own call line) no longer parsed.
 import { readFileSync } from 'node:fs'
-import { createServer } from 'node:http'
-import type { AddressInfo } from 'node:net'
 import { describe, expect, it } from 'vitest'
 import { MAX_FILE_REQUESTS_PER_CALL } from '../../src/pool/tool-files.js'
 import { BIN, sleep } from '../helpers/host.js'
-import { peaks, rawInvoke, STRICT, stillServes, WALLS_INDEX, withHost } from './walls-helpers.js'
+import { channelLineBesideEcho, fileStoreOn, peaks, rawInvoke, STRICT, stillServes, WALLS_INDEX, withHost } from './walls-helpers.js'
 
 const AS_ROOT = process.getuid?.() === 0
 /** Under root, the host runs with no capability: subject to file modes, as the image's user is. */
@@ -56,33 +54,14 @@ describe('stop 29: what one strict call does to the spawner, the front and the l
   })
 
   it("objects-line: one 15 MiB line of tiny objects on fd 3 does not stall another tenant's call past its deadline, nor take the front or the spawner past 512 MB", async () => {
-    await withHost({ index: WALLS_INDEX, env: STRICT }, async (host) => {
-      await rawInvoke(host.port, 'echo', { warm: 1 })
-      const { result, front, spawner } = await peaks(host, async () => {
-        const attack = rawInvoke(host.port, 'channel-objects', { ms: 4000, lines: 1 }, { tenantId: 'tenant-a', runId: 'attack' }, 20_000)
-        await sleep(300)
-        const started = performance.now()
-        const victim = await rawInvoke(host.port, 'echo', { victim: 1 }, { tenantId: 'tenant-b', runId: 'victim' }, 3_000)
-        const victimMs = performance.now() - started
-        await attack
-        return { victim, victimMs }
-      })
-      console.log(`objects-line: victim ${Math.round(result.victimMs)} ms, front peak ${Math.round(front)} MB, spawner peak ${Math.round(spawner)} MB`)
-      expect
-        .soft('error' in result.victim ? result.victim : result.victim.body, "tenant b's echo (3 s deadline)")
-        .toEqual({ v: 2, kind: 'result', output: { input: { victim: 1 }, tenantId: 'tenant-b' } })
-      expect.soft(result.victimMs, "tenant b's echo, ms").toBeLessThan(1_000)
-      expect.soft(front, 'front peak RSS, MB').toBeLessThan(512)
-      expect.soft(spawner, 'spawner peak RSS, MB').toBeLessThan(512)
-      await stillServes(host)
-    })
+    await channelLineBesideEcho('channel-objects', 300)
   })
 
   it('files-flood: store requests written onto fd 3 without waiting reach the store at most four at a time, and the front holds well under 1 GB', async () => {
     // A store that takes 2 s to answer each upload (a busy store; it reads every body at once).
     let uploading = 0
     let mostAtOnce = 0
-    const store = createServer((req, res) => {
+    const url = await fileStoreOn((req, res) => {
       uploading++
       mostAtOnce = Math.max(mostAtOnce, uploading)
       req.resume()
@@ -94,29 +73,22 @@ describe('stop 29: what one strict call does to the spawner, the front and the l
         }, 2_000),
       )
     })
-    await new Promise<void>((resolve) => store.listen(0, '127.0.0.1', resolve))
-    const url = `http://127.0.0.1:${(store.address() as AddressInfo).port}/files`
-    try {
-      await withHost({ index: WALLS_INDEX, env: STRICT }, async (host) => {
-        const { front } = await peaks(host, () =>
-          rawInvoke(
-            host.port,
-            'files-flood',
-            { count: 60, holdMs: 1500 },
-            { tenantId: 'tenant-a', runId: 'attack', idempotencyKey: 'k1', toolFiles: { url, token: 'tenant-a-own-file-token' } },
-            20_000,
-          ),
-        )
-        console.log(`files-flood: front peak ${Math.round(front)} MB, uploads at once ${mostAtOnce}`)
-        // Past the bound a request answers busy; the rest is garbage the front has not collected yet.
-        expect.soft(mostAtOnce, 'uploads in flight at once').toBeLessThanOrEqual(MAX_FILE_REQUESTS_PER_CALL)
-        expect.soft(front, 'front peak RSS, MB').toBeLessThan(1024)
-        await stillServes(host)
-      })
-    } finally {
-      store.closeAllConnections()
-      store.close()
-    }
+    await withHost({ index: WALLS_INDEX, env: STRICT }, async (host) => {
+      const { front } = await peaks(host, () =>
+        rawInvoke(
+          host.port,
+          'files-flood',
+          { count: 60, holdMs: 1500 },
+          { tenantId: 'tenant-a', runId: 'attack', idempotencyKey: 'k1', toolFiles: { url, token: 'tenant-a-own-file-token' } },
+          20_000,
+        ),
+      )
+      console.log(`files-flood: front peak ${Math.round(front)} MB, uploads at once ${mostAtOnce}`)
+      // Past the bound a request answers busy; the rest is garbage the front has not collected yet.
+      expect.soft(mostAtOnce, 'uploads in flight at once').toBeLessThanOrEqual(MAX_FILE_REQUESTS_PER_CALL)
+      expect.soft(front, 'front peak RSS, MB').toBeLessThan(1024)
+      await stillServes(host)
+    })
   })
 
   it("log-glue: half a line on stderr from a strict call leaves the host's own log lines parseable, and pack code's output a line of its own", async () => {

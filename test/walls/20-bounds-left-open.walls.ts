@@ -15,11 +15,9 @@
 //    synchronously on its one thread after the call, and every strict call's relay waited
 //    (200,000 files: the next strict calls took up to 1.9 s).
 import { existsSync, readFileSync } from 'node:fs'
-import { createServer } from 'node:http'
-import type { AddressInfo } from 'node:net'
 import { describe, expect, it } from 'vitest'
 import { sleep } from '../helpers/host.js'
-import { peaks, rawInvoke, spawnerOf, STRICT, stillServes, withHost } from './walls-helpers.js'
+import { channelLineBesideEcho, fileStoreOn, peaks, rawInvoke, spawnerOf, STRICT, stillServes, withHost } from './walls-helpers.js'
 
 /** CPU of a process in ms, all its threads; or of its main thread alone (its task of the same id), where a thread pool's work is not. */
 function cpuMs(pid: number | undefined, only?: 'main thread'): number {
@@ -29,34 +27,15 @@ function cpuMs(pid: number | undefined, only?: 'main thread'): number {
   return (Number(rest[11]) + Number(rest[12])) * 10
 }
 
-const ECHO_B = { v: 2, kind: 'result', output: { input: { victim: 1 }, tenantId: 'tenant-b' } }
-
 describe('stop 29, second pass: what the first bounds left open', () => {
   it("keys-line: one 15 MiB line of one object with 1.6 million keys on fd 3 does not stall another tenant's call, nor take the front or the spawner past 512 MB", async () => {
-    await withHost({ env: STRICT }, async (host) => {
-      await rawInvoke(host.port, 'echo', { warm: 1 })
-      const { result, front, spawner } = await peaks(host, async () => {
-        const attack = rawInvoke(host.port, 'channel-keys', { ms: 4000, lines: 1 }, { tenantId: 'tenant-a', runId: 'attack' }, 20_000)
-        await sleep(700)
-        const started = performance.now()
-        const victim = await rawInvoke(host.port, 'echo', { victim: 1 }, { tenantId: 'tenant-b', runId: 'victim' }, 3_000)
-        const victimMs = performance.now() - started
-        await attack
-        return { victim, victimMs }
-      })
-      console.log(`keys-line: victim ${Math.round(result.victimMs)} ms, front peak ${Math.round(front)} MB, spawner peak ${Math.round(spawner)} MB`)
-      expect.soft('error' in result.victim ? result.victim : result.victim.body, "tenant b's echo (3 s deadline)").toEqual(ECHO_B)
-      expect.soft(result.victimMs, "tenant b's echo, ms").toBeLessThan(1_000)
-      expect.soft(front, 'front peak RSS, MB').toBeLessThan(512)
-      expect.soft(spawner, 'spawner peak RSS, MB').toBeLessThan(512)
-      await stillServes(host)
-    })
+    await channelLineBesideEcho('channel-keys', 700)
   })
 
   it('read-hoard: one strict call that asks for reads without reading its replies keeps the front well under 1 GB', async () => {
     const big = Buffer.alloc(10 * 1024 * 1024 - 16, 7)
     let reads = 0
-    const store = createServer((req, res) => {
+    const url = await fileStoreOn((req, res) => {
       req.resume()
       req.on('end', () => {
         reads++
@@ -64,27 +43,20 @@ describe('stop 29, second pass: what the first bounds left open', () => {
         res.end(big)
       })
     })
-    await new Promise<void>((resolve) => store.listen(0, '127.0.0.1', resolve))
-    const url = `http://127.0.0.1:${(store.address() as AddressInfo).port}/files`
-    try {
-      await withHost({ env: STRICT }, async (host) => {
-        const { front, spawner } = await peaks(host, () =>
-          rawInvoke(
-            host.port,
-            'files-read-flood',
-            { ms: 3000, hoard: true },
-            { tenantId: 'tenant-a', runId: 'attack', toolFiles: { url, token: 'tenant-a-own-file-token' } },
-            20_000,
-          ),
-        )
-        console.log(`read-hoard: front peak ${Math.round(front)} MB, spawner peak ${Math.round(spawner)} MB, reads of 10 MiB made ${reads}`)
-        expect.soft(front, 'front peak RSS, MB').toBeLessThan(1024)
-        await stillServes(host)
-      })
-    } finally {
-      store.closeAllConnections()
-      store.close()
-    }
+    await withHost({ env: STRICT }, async (host) => {
+      const { front, spawner } = await peaks(host, () =>
+        rawInvoke(
+          host.port,
+          'files-read-flood',
+          { ms: 3000, hoard: true },
+          { tenantId: 'tenant-a', runId: 'attack', toolFiles: { url, token: 'tenant-a-own-file-token' } },
+          20_000,
+        ),
+      )
+      console.log(`read-hoard: front peak ${Math.round(front)} MB, spawner peak ${Math.round(spawner)} MB, reads of 10 MiB made ${reads}`)
+      expect.soft(front, 'front peak RSS, MB').toBeLessThan(1024)
+      await stillServes(host)
+    })
   })
 
   it("out-flood: a warm tool flooding its stderr for 3 s costs the front under half a core, and another tenant's echo stays fast", async () => {

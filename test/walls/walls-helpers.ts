@@ -4,8 +4,8 @@
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { request as httpRequest } from 'node:http'
-import { connect } from 'node:net'
+import { createServer, request as httpRequest, type RequestListener } from 'node:http'
+import { connect, type AddressInfo } from 'node:net'
 import { afterAll, beforeAll, expect, onTestFinished } from 'vitest'
 import { processTree } from '../../bench/process-tree.js'
 import { FIXTURES, spawnHost, sleep, TOKEN, type Host, type SpawnOptions } from '../helpers/host.js'
@@ -236,4 +236,43 @@ export async function peaks<T>(host: Host, during: () => Promise<T>): Promise<{ 
   } finally {
     clearInterval(timer)
   }
+}
+
+/**
+ * Under strict, `tool` writes one line on its channel (fd 3) while tenant b's echo runs
+ * `afterMs` later: the echo answers right within a second, and neither the front nor the
+ * spawner passes 512 MB (stop 29: lines that are cheap to write and dear to parse).
+ */
+export async function channelLineBesideEcho(tool: string, afterMs: number): Promise<void> {
+  await withHost({ env: STRICT }, async (host) => {
+    await rawInvoke(host.port, 'echo', { warm: 1 })
+    const { result, front, spawner } = await peaks(host, async () => {
+      const attack = rawInvoke(host.port, tool, { ms: 4000, lines: 1 }, { tenantId: 'tenant-a', runId: 'attack' }, 20_000)
+      await sleep(afterMs)
+      const started = performance.now()
+      const victim = await rawInvoke(host.port, 'echo', { victim: 1 }, { tenantId: 'tenant-b', runId: 'victim' }, 3_000)
+      const victimMs = performance.now() - started
+      await attack
+      return { victim, victimMs }
+    })
+    console.log(`${tool}: victim ${Math.round(result.victimMs)} ms, front peak ${Math.round(front)} MB, spawner peak ${Math.round(spawner)} MB`)
+    expect
+      .soft('error' in result.victim ? result.victim : result.victim.body, "tenant b's echo (3 s deadline)")
+      .toEqual({ v: 2, kind: 'result', output: { input: { victim: 1 }, tenantId: 'tenant-b' } })
+    expect.soft(result.victimMs, "tenant b's echo, ms").toBeLessThan(1_000)
+    expect.soft(front, 'front peak RSS, MB').toBeLessThan(512)
+    expect.soft(spawner, 'spawner peak RSS, MB').toBeLessThan(512)
+    await stillServes(host)
+  })
+}
+
+/** A file store on loopback for the calling test, answering as `handle` does; stopped when the test ends. Its url. */
+export async function fileStoreOn(handle: RequestListener): Promise<string> {
+  const store = createServer(handle)
+  await new Promise<void>((resolve) => store.listen(0, '127.0.0.1', resolve))
+  onTestFinished(() => {
+    store.closeAllConnections()
+    store.close()
+  })
+  return `http://127.0.0.1:${(store.address() as AddressInfo).port}/files`
 }
