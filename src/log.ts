@@ -8,6 +8,7 @@
 // never keep the service from stopping (sonic-boom's own flushSync retries such errors
 // without end: found when a SIGTERM never ended a host whose stderr reader had gone).
 import { writeSync } from 'node:fs'
+import { pieceEnd } from './pipe-pieces.js'
 import { pino, type Logger, type LoggerOptions } from 'pino'
 import { callMessage, messageOf } from './log-messages.js'
 
@@ -39,14 +40,21 @@ const RETRIES_WHEN_FULL = 200 // × 5 ms: a second for a full pipe to drain
 
 const pause = new Int32Array(new SharedArrayBuffer(4))
 
-/** Writes all of `text` to `fd`, waiting out a full pipe (EAGAIN) for a while; false if it cannot. */
+/**
+ * Writes all of `text` (whole lines) to `fd`, in pieces of whole lines no longer than PIPE_BUF
+ * (pipe-pieces.ts: pack output passed on by other processes never lands inside one), waiting out
+ * a full pipe (EAGAIN) for a while; false if it cannot.
+ */
 function writeAll(fd: number, text: string): boolean {
-  let bytes = Buffer.from(text, 'utf8')
+  const all = Buffer.from(text, 'utf8')
+  let start = 0
   let retries = 0
-  while (bytes.length > 0) {
+  while (start < all.length) {
+    // A line longer than a piece goes whole: a log line of ours is never cut.
+    let end = pieceEnd(all, start)
+    if (end === start) end = all.indexOf(0x0a, start) + 1 || all.length
     try {
-      const n = writeSync(fd, bytes)
-      bytes = bytes.subarray(n)
+      start += writeSync(fd, all, start, end - start)
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code
       if ((code !== 'EAGAIN' && code !== 'EBUSY') || ++retries > RETRIES_WHEN_FULL) return false

@@ -4,6 +4,7 @@
 // strict-process.ts). Bytes are copied once into a buffer of their own and transferred, never cloned.
 import type { CallTask } from '../src/protocol/worker-messages.js'
 import { MAX_FILE_BYTES } from '../src/protocol/channel-limits.js'
+import { fileRequestTooLong } from '../src/protocol/file-request-bounds.js'
 
 export type Reply = { kind: 'ok'; value: Record<string, unknown> } | { kind: 'error'; message: string }
 
@@ -66,12 +67,16 @@ export function buildFiles(task: CallTask, signal: AbortSignal): object | undefi
           new RangeError(`files.store takes at most ${MAX_FILE_BYTES} bytes (10 MiB) in a pack service; this file has ${buffer.byteLength}`),
         )
       }
+      const tooLong = fileRequestTooLong({ name: options.name, contentType: options.type })
+      if (tooLong !== undefined) return Promise.reject(new RangeError(tooLong))
       return ask(task.callId, { op: 'store', bytes: buffer, name: options.name, contentType: options.type, nonce: task.nonce }, [buffer], signal)
     }
   }
   if (allowed.read) {
     files.read = (artifactId: unknown) => {
       if (typeof artifactId !== 'string' || artifactId === '') return Promise.reject(new TypeError('files.read needs an artifactId'))
+      const tooLong = fileRequestTooLong({ artifactId })
+      if (tooLong !== undefined) return Promise.reject(new RangeError(tooLong))
       return ask(task.callId, { op: 'read', artifactId, nonce: task.nonce }, [], signal)
     }
   }

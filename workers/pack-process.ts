@@ -10,6 +10,7 @@ import { randomBytes } from 'node:crypto'
 import type { MessagePort } from 'node:worker_threads'
 import { MAX_BATCH_ITEMS, MAX_LINE } from '../src/protocol/channel-limits.js'
 import { fromBase64, toBase64 } from '../src/protocol/frame-channel.js'
+import { fileRequestTooLong } from '../src/protocol/file-request-bounds.js'
 import type { FileReplyMessage, FromPack, FromPackItem, PackSetup, ToPack, ToPackItem } from '../src/protocol/pack-messages.js'
 import type { CallTask, FileRequest } from '../src/protocol/worker-messages.js'
 import type { RunningCall } from '../src/pool/group.js'
@@ -127,6 +128,13 @@ function run(task: CallTask): void {
 }
 
 function fileRequest(request: FileRequest): void {
+  // Refused here, before it crosses the channel: the front would refuse it too.
+  const refused = fileRequestTooLong(request)
+  if (refused !== undefined) {
+    request.port.postMessage({ kind: 'error', message: refused })
+    request.port.close()
+    return
+  }
   const req = nextFileRequest++
   filePorts.set(req, request.port)
   if (request.op === 'store') {

@@ -12,9 +12,8 @@
 // printed is lost. Writes go through libuv's thread pool, never blocking the event loop.
 import { write } from 'node:fs'
 import type { Readable } from 'node:stream'
+import { PIPE_BUF as PIECE, pieceEnd } from '../pipe-pieces.js'
 
-/** PIPE_BUF on Linux: the largest write to a pipe that the kernel never interleaves. */
-const PIECE = 4096
 /** Bytes queued for one of the service's streams past which every pack pipe feeding it waits. */
 const HIGH = 1024 * 1024
 /** Bytes a second one pack pipe may pass on, after a first burst of as many. */
@@ -94,10 +93,8 @@ function sinkFor(fd: number): Sink {
 function queue(sink: Sink, lines: Buffer): void {
   let start = 0
   while (start < lines.length) {
-    let end: number
+    let end = pieceEnd(lines, start)
     let piece: Buffer
-    if (lines.length - start <= PIECE) end = lines.length
-    else end = start + lines.subarray(start, start + PIECE).lastIndexOf(NEWLINE) + 1
     if (end > start) piece = lines.subarray(start, end)
     else {
       end = charStart(lines, start + PIECE - 1)

@@ -30,6 +30,8 @@ const MAX_RESTART_DELAY_MS = 5_000
 const CLOSE_GRACE_MS = 5_000
 /** How long a stopped call's process may take to free it (its own grace to terminate the worker, and more) before it is ended. */
 const STOP_GRACE_MS = 2_000
+/** How long what a process wrote before it exited may take to be read, before its pipes are closed. */
+const EXIT_DRAIN_MS = 1_000
 const REASONS = new Set<unknown>(['deadline', 'cancelled', 'memory', 'cpu', 'crash', 'strict', 'context-isolated'] satisfies ReplaceReason[])
 
 /** Where pack processes started from now on write their stdout: the service's own, or its stderr (`check`, whose stdout is its report). */
@@ -140,14 +142,42 @@ export function createPackProcessGroup(options: PackProcessOptions): WorkerGroup
     }
     proc.child = child
     const onFrame = (message: FromPack) => onMessage(proc, message)
+    // It has ended once it has exited and its channel has closed, so that what it wrote before it
+    // ended is read first. Not its 'close', which waits for every pipe: a child of pack code's
+    // that outlives the process may hold them open, and the group was left with a dead process
+    // that every call waited on, and a service that SIGTERM did not end (stop 29, a third
+    // red-team pass). Past EXIT_DRAIN_MS after its exit, its pipes are closed whoever holds them.
+    let exited: string | undefined
+    let channelClosed = false
+    const ended = () => {
+      if (exited !== undefined && channelClosed) exitedProc(proc, exited)
+    }
     // A channel that says what the host never sends (a line past the limit, not JSON) is pack
-    // code writing on it: end the process, whose end answers its calls.
-    const broken = () => child.kill('SIGKILL')
-    // Its 'close' (below) says it ended; the channel closing first says nothing more.
-    proc.channel = openFrames<FromPack, ToPack>(child.stdio[3] as Readable, child.stdin as Writable, onFrame, () => undefined, broken)
+    // code writing on it: nothing more of it is read; end the process, whose end answers its calls.
+    const broken = () => {
+      channelClosed = true
+      child.kill('SIGKILL')
+    }
+    proc.channel = openFrames<FromPack, ToPack>(
+      child.stdio[3] as Readable,
+      child.stdin as Writable,
+      onFrame,
+      () => {
+        channelClosed = true
+        ended()
+      },
+      broken,
+    )
     proc.startedAt = performance.now()
-    // 'close', not 'exit': what the process wrote before it ended is read first.
-    child.once('close', (code, signal) => exitedProc(proc, signal ?? `code ${code}`))
+    child.once('exit', (code, signal) => {
+      exited = signal ?? `code ${code}`
+      ended()
+      setTimeout(() => {
+        for (const pipe of child.stdio) pipe?.destroy()
+        channelClosed = true
+        ended()
+      }, EXIT_DRAIN_MS).unref()
+    })
     // 'error' is also a failed kill or write: make sure the process is gone; its close settles.
     child.on('error', () => {
       if (child.pid === undefined) exitedProc(proc, 'it could not be started')
