@@ -1,11 +1,12 @@
 // Pack code's own stdout and stderr, passed on to the service's as whole lines of their own.
-// The service's stderr is its log, JSON lines, written by the front a line a write. A process
-// that runs pack code and shared that pipe wrote half a line, and the host's next line (a call
-// line) was glued to it and no longer parsed: a tenant could hide the audit lines of every
-// other (stop 29). So a pack process writes on pipes of ours, and what comes is written on in
-// pieces of whole lines, each at most PIPE_BUF bytes: a write that small to a pipe is never
-// interleaved with another process's, so no line of the front's lands inside one of these.
-// A line longer than a piece is cut into lines.
+// The service's stderr is its log, JSON lines, which the front writes in pieces of whole lines
+// (src/pipe-pieces.ts). A process that runs pack code and shared that pipe wrote half a line,
+// and the host's next line (a call line) was glued to it and no longer parsed: a tenant could
+// hide the audit lines of every other (stop 29). So a pack process writes on pipes of ours, and
+// what comes is written on in pieces of whole lines, each at most PIPE_BUF bytes: a write that
+// small to a pipe is never interleaved with another process's, so no line of the front's lands
+// inside one of these, nor one of these inside the front's. A line longer than a piece is cut
+// into lines.
 // Passing output on costs the event loop that does it (the front's, for warm pack processes),
 // so each pipe is read at most RATE bytes a second, and no further while the service's stream
 // has HIGH bytes queued: a process that prints more waits in its own writes, and nothing it

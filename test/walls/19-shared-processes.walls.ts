@@ -78,7 +78,7 @@ describe('stop 29: what one strict call does to the spawner, the front and the l
         rawInvoke(
           host.port,
           'files-flood',
-          { count: 60, holdMs: 1500 },
+          { count: 30, holdMs: 1000 },
           { tenantId: 'tenant-a', runId: 'attack', idempotencyKey: 'k1', toolFiles: { url, token: 'tenant-a-own-file-token' } },
           20_000,
         ),

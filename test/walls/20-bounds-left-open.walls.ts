@@ -11,7 +11,7 @@
 //    10 MiB file (13.3 MiB as base64) on its channel to the spawner.
 // 3. out-flood: a warm tool writes on fd 2 as fast as it can: the front's event loop, which now
 //    passes pack output on as whole lines, spent ~0.7 of a core on it for as long as it lasted.
-// 4. tmp-many: a strict call leaves 100,000 empty files in ctx.tmpDir; the spawner removed them
+// 4. tmp-many: a strict call leaves 50,000 empty files in ctx.tmpDir; the spawner removed them
 //    synchronously on its one thread after the call, and every strict call's relay waited
 //    (200,000 files: the next strict calls took up to 1.9 s).
 import { existsSync, readFileSync } from 'node:fs'
@@ -90,7 +90,7 @@ describe('stop 29, second pass: what the first bounds left open', () => {
     await withHost({ env: STRICT }, async (host) => {
       await rawInvoke(host.port, 'echo', { warm: 1 })
       const spawner = spawnerOf(host)
-      const attack = await rawInvoke(host.port, 'tmp-many', { files: 100_000, ms: 6_000 }, { tenantId: 'tenant-a', runId: 'attack' }, 25_000)
+      const attack = await rawInvoke(host.port, 'tmp-many', { files: 50_000, ms: 3_000 }, { tenantId: 'tenant-a', runId: 'attack' }, 25_000)
       expect.soft('error' in attack ? attack : attack.body?.kind, "the attack's answer").toBe('result')
       const output = 'error' in attack ? undefined : attack.body?.output
       // How fast a disk makes and removes files varies from one machine and minute to the next:
