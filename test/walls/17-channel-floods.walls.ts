@@ -21,7 +21,10 @@ async function floodBesideVictim(tool: string, input: object, peakMB: number, at
     const started = Date.now()
     const answer = await rawInvoke(host.port, 'abort-victim', { ms: 300 }, victimCtx, 20_000)
     expect.soft('error' in answer ? answer : answer.body, "the victim's answer").toEqual({ v: 2, kind: 'result', output: { aborted: false } })
-    expect.soft(Date.now() - started, "ms until the victim's answer").toBeLessThan(2500)
+    // Before the spawner read a flooder no faster than the front took its messages, 9 s; since,
+    // 1–2.5 s on a quiet machine, and up to 3.2 s in two CI runs of stop 29 (twelve 15 MiB
+    // flooders, whose cores the victim waits for): the bound is that, with room.
+    expect.soft(Date.now() - started, "ms until the victim's answer").toBeLessThan(4000)
     await attack
     expect.soft(spawnerPeakMB(host), "the spawner's peak resident MB").toBeLessThan(peakMB)
     await stillServes(host)
