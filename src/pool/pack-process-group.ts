@@ -18,6 +18,7 @@ import type { GroupAnswer, ReplaceReason, StopReason } from '../protocol/call-an
 import { packProcessCommand } from './strict-flags.js'
 import { watchThreads, type ThreadWatch } from './thread-watch.js'
 import { passLines } from './pack-output.js'
+import { whenEnded } from './process-end.js'
 import { bridgeFileRequest } from './tool-files.js'
 import type { FileReply } from '../protocol/worker-messages.js'
 
@@ -142,42 +143,16 @@ export function createPackProcessGroup(options: PackProcessOptions): WorkerGroup
     }
     proc.child = child
     const onFrame = (message: FromPack) => onMessage(proc, message)
-    // It has ended once it has exited and its channel has closed, so that what it wrote before it
-    // ended is read first. Not its 'close', which waits for every pipe: a child of pack code's
-    // that outlives the process may hold them open, and the group was left with a dead process
-    // that every call waited on, and a service that SIGTERM did not end (stop 29, a third
-    // red-team pass). Past EXIT_DRAIN_MS after its exit, its pipes are closed whoever holds them.
-    let exited: string | undefined
-    let channelClosed = false
-    const ended = () => {
-      if (exited !== undefined && channelClosed) exitedProc(proc, exited)
-    }
+    // Past EXIT_DRAIN_MS after its exit, its pipes are closed whoever holds them (process-end.ts).
+    const end = whenEnded(child, (code, signal) => exitedProc(proc, signal ?? `code ${code}`), EXIT_DRAIN_MS)
     // A channel that says what the host never sends (a line past the limit, not JSON) is pack
     // code writing on it: nothing more of it is read; end the process, whose end answers its calls.
     const broken = () => {
-      channelClosed = true
+      end.channelClosed()
       child.kill('SIGKILL')
     }
-    proc.channel = openFrames<FromPack, ToPack>(
-      child.stdio[3] as Readable,
-      child.stdin as Writable,
-      onFrame,
-      () => {
-        channelClosed = true
-        ended()
-      },
-      broken,
-    )
+    proc.channel = openFrames<FromPack, ToPack>(child.stdio[3] as Readable, child.stdin as Writable, onFrame, end.channelClosed, broken)
     proc.startedAt = performance.now()
-    child.once('exit', (code, signal) => {
-      exited = signal ?? `code ${code}`
-      ended()
-      setTimeout(() => {
-        for (const pipe of child.stdio) pipe?.destroy()
-        channelClosed = true
-        ended()
-      }, EXIT_DRAIN_MS).unref()
-    })
     // 'error' is also a failed kill or write: make sure the process is gone; its close settles.
     child.on('error', () => {
       if (child.pid === undefined) exitedProc(proc, 'it could not be started')

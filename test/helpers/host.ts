@@ -187,6 +187,16 @@ export function checkInvoke(host: Host, id: string, config: unknown, trace: unkn
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
+/** Whether `holds` came true within `ms`, looked at every 25 ms: for what happens soon after an answer, at a pace a loaded machine sets. */
+export async function within(ms: number, holds: () => boolean): Promise<boolean> {
+  const deadline = Date.now() + ms
+  while (!holds()) {
+    if (Date.now() > deadline) return false
+    await sleep(25)
+  }
+  return true
+}
+
 /** Sends an invoke and goes away (closes its connection) `afterMs` later, without its answer. */
 export async function invokeThenLeave(host: Host, message: unknown, afterMs: number): Promise<void> {
   const body = JSON.stringify(message)

@@ -18,6 +18,7 @@ import type { Readable, Writable } from 'node:stream'
 import { MAX_LINE } from '../../protocol/channel-limits.js'
 import { openFrames, type FrameChannel } from '../../protocol/frame-channel.js'
 import { passLines } from '../pack-output.js'
+import { whenEnded } from '../process-end.js'
 import { removeFolder } from '../remove-folder.js'
 import type { FromSpawner, ToSpawner } from './spawner-messages.js'
 
@@ -182,23 +183,8 @@ function start(message: Extract<ToSpawner, { t: 'start' }>): void {
     if (folder !== undefined) void removeFolder(folder)
     toFront(notStarted === undefined ? { t: 'exit', id, code, signal, unreadable } : { t: 'exit', id, code, signal, unreadable, notStarted })
   }
-  // Once it has exited and its channel has closed, so that the messages it sent before it ended
-  // are relayed first. Not its 'close', which waits for its stdout and stderr too: what it
-  // printed is passed on at the pace of the service's log (pack-output.ts), and a flood would
-  // hold its end, its folder and its core in the budget for as long.
-  let exited: [number | null, NodeJS.Signals | null] | undefined
-  let channelClosed = false
-  const endOnceBoth = () => {
-    if (exited !== undefined && channelClosed) end(...exited)
-  }
-  child.once('exit', (code, signal) => {
-    exited = [code, signal]
-    endOnceBoth()
-  })
-  input.once('close', () => {
-    channelClosed = true
-    endOnceBoth()
-  })
+  // Once it has exited and its channel has closed (process-end.ts).
+  input.once('close', whenEnded(child, end).channelClosed)
   // 'error' is also a failed kill or send: only a process that never started has ended.
   child.on('error', () => {
     if (child.pid === undefined) end(null, null)

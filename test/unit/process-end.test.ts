@@ -1,0 +1,64 @@
+// A pack process has ended once it has exited and its channel has closed (src/pool/process-end.ts),
+// never on its stdio's 'close': a child that outlives it may hold its pipes, and that held a warm
+// group's calls and a strict call's core for as long (stop 29).
+import { spawn } from 'node:child_process'
+import { describe, expect, it } from 'vitest'
+import { whenEnded } from '../../src/pool/process-end.js'
+
+/** A process that starts a grandchild holding its stdio for `holdMs`, then exits at once. */
+function exitsLeavingItsPipesHeld(holdMs: number) {
+  const grandchild = `require('node:child_process').spawn(process.execPath, ['-e', 'setTimeout(() => {}, ${holdMs})'], { stdio: 'inherit', detached: true }).unref()`
+  return spawn(process.execPath, ['-e', grandchild], { stdio: ['pipe', 'pipe', 'pipe'] })
+}
+
+function timed(child: ReturnType<typeof spawn>, closePipesAfterMs?: number) {
+  const started = Date.now()
+  let endedAfter: number | undefined
+  let endedWith: unknown
+  const end = whenEnded(
+    child,
+    (code, signal) => {
+      expect(endedAfter, 'ended once').toBeUndefined()
+      endedAfter = Date.now() - started
+      endedWith = { code, signal }
+    },
+    closePipesAfterMs,
+  )
+  return { end, endedAfter: () => endedAfter, endedWith: () => endedWith }
+}
+
+describe('a pack process ends once it has exited and its channel has closed', () => {
+  it('exit alone does not end it; its channel closing then does, once, with its exit code', async () => {
+    const child = spawn(process.execPath, ['-e', 'process.exit(3)'], { stdio: 'pipe' })
+    const seen = timed(child)
+    await new Promise((resolve) => child.once('exit', resolve))
+    expect(seen.endedAfter()).toBeUndefined()
+    seen.end.channelClosed()
+    seen.end.channelClosed()
+    expect(seen.endedWith()).toEqual({ code: 3, signal: null })
+  })
+
+  it('its channel closing first ends it at its exit', async () => {
+    const child = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 200)'], { stdio: 'pipe' })
+    const seen = timed(child)
+    seen.end.channelClosed()
+    expect(seen.endedAfter()).toBeUndefined()
+    child.kill('SIGKILL')
+    await new Promise((resolve) => child.once('exit', resolve))
+    expect(seen.endedWith()).toEqual({ code: null, signal: 'SIGKILL' })
+  })
+
+  it('a grandchild holding its pipes holds its end no longer than closePipesAfterMs after its exit', async () => {
+    const child = exitsLeavingItsPipesHeld(4_000)
+    const seen = timed(child, 300)
+    let closedAfter: number | undefined
+    const started = Date.now()
+    child.once('close', () => (closedAfter = Date.now() - started))
+    await new Promise((resolve) => child.once('exit', resolve))
+    await new Promise((resolve) => setTimeout(resolve, 1_500))
+    expect(seen.endedWith()).toEqual({ code: 0, signal: null })
+    expect(seen.endedAfter()).toBeLessThan(1_500)
+    // Its 'close' came only as its pipes were destroyed here, not as the grandchild let them go.
+    expect(closedAfter).toBeDefined()
+  })
+})
