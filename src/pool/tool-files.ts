@@ -47,7 +47,10 @@ async function store(grant: FileGrant, request: Extract<RemoteFileRequest, { op:
   return jsonObject(res, 'store')
 }
 
-async function read(grant: FileGrant, request: Extract<RemoteFileRequest, { op: 'read' }>, signal: AbortSignal): Promise<FileValue> {
+/** Takes room for `bytes` of files in the front, or says there is none. */
+type TakeRoom = (bytes: number) => boolean
+
+async function read(grant: FileGrant, request: Extract<RemoteFileRequest, { op: 'read' }>, signal: AbortSignal, takeRoom: TakeRoom): Promise<FileValue> {
   const res = await fetch(`${grant.url.replace(/\/+$/, '')}/${encodeURIComponent(request.artifactId)}`, {
     headers: { Authorization: `Bearer ${grant.token}` },
     signal,
@@ -55,6 +58,13 @@ async function read(grant: FileGrant, request: Extract<RemoteFileRequest, { op: 
   if (await isBusy(res)) return { busy: true }
   if (res.status !== 200) throw new Error(`The runtime's file store answered ${res.status} to a read`)
   if ((res.headers.get('content-type') ?? '').includes('application/json')) return jsonObject(res, 'read')
+  // Room for the length it says, or for the largest file when it says none, before its body is
+  // read: past the room for all, it answers busy as the runtime would; nothing was changed.
+  const said = Number(res.headers.get('content-length') ?? Number.NaN)
+  if (!takeRoom(Number.isInteger(said) && said >= 0 && said <= MAX_FILE_BYTES ? said : MAX_FILE_BYTES)) {
+    await res.body?.cancel()
+    return { busy: true }
+  }
   return { bytes: await bodyWithin(res, MAX_FILE_BYTES) }
 }
 
@@ -92,8 +102,9 @@ async function bodyWithin(res: Response, max: number): Promise<ArrayBuffer> {
  */
 export const MAX_FILE_REQUESTS_PER_CALL = 4
 /**
- * Bytes of files in flight for every call together. A store holds its bytes; a read holds
- * room for the largest file until its body has come, then its own size.
+ * Bytes of files in flight for every call together. A store holds its bytes from its arrival; a
+ * read holds nothing while it waits for the store's answer, then the length the answer says (or
+ * room for the largest file, when it says none) until its reply has left, then its own size.
  */
 export const MAX_FILE_BYTES_IN_FLIGHT = 128 * 1024 * 1024
 
@@ -115,22 +126,27 @@ export function createToolFiles(): ToolFiles {
         void reply({ kind: 'error', message: `The file has ${request.bytes.byteLength} bytes: a pack service stores at most ${MAX_FILE_BYTES} (10 MiB)` })
         return
       }
-      let bytes = request.op === 'store' ? request.bytes.byteLength : MAX_FILE_BYTES
-      if (held.inFlight >= MAX_FILE_REQUESTS_PER_CALL || bytesInFlight + bytes > MAX_FILE_BYTES_IN_FLIGHT) {
+      /** What this request holds of the room for all. */
+      let bytes = 0
+      const takeRoom: TakeRoom = (more) => {
+        if (bytesInFlight + more > MAX_FILE_BYTES_IN_FLIGHT) return false
+        bytesInFlight += more
+        bytes += more
+        return true
+      }
+      if (held.inFlight >= MAX_FILE_REQUESTS_PER_CALL || (request.op === 'store' && !takeRoom(request.bytes.byteLength))) {
         void reply({ kind: 'ok', value: { busy: true } })
         return
       }
       held.inFlight++
-      bytesInFlight += bytes
-      const work = request.op === 'store' ? store(held.grant, request, held.signal) : read(held.grant, request, held.signal)
+      const work = request.op === 'store' ? store(held.grant, request, held.signal) : read(held.grant, request, held.signal, takeRoom)
       work
         .then(
           (value): FileReply => {
-            // A read holds what it read, no longer room for the largest file.
-            const read = 'bytes' in value && value.bytes instanceof ArrayBuffer ? value.bytes.byteLength : 0
-            if (request.op === 'read') {
-              bytesInFlight += read - bytes
-              bytes = read
+            // A read holds what it read, no longer the room it took for it.
+            if (request.op === 'read' && 'bytes' in value && value.bytes instanceof ArrayBuffer) {
+              bytesInFlight += value.bytes.byteLength - bytes
+              bytes = value.bytes.byteLength
             }
             return { kind: 'ok', value }
           },

@@ -4,7 +4,7 @@
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { describe, expect, it, onTestFinished } from 'vitest'
-import { createToolFiles, MAX_FILE_REQUESTS_PER_CALL } from '../../src/pool/tool-files.js'
+import { createToolFiles, MAX_FILE_BYTES_IN_FLIGHT, MAX_FILE_REQUESTS_PER_CALL } from '../../src/pool/tool-files.js'
 import type { FileReply } from '../../src/protocol/worker-messages.js'
 
 /** A store that answers every request `after` ms later; a read gets `readBytes` bytes, with their length said or not. */
@@ -17,7 +17,10 @@ async function store(options: { after: number; readBytes?: number; sayLength?: b
       setTimeout(() => {
         if (req.method === 'GET') {
           const bytes = Buffer.alloc(options.readBytes ?? 1)
-          res.writeHead(200, { 'content-type': 'application/octet-stream', ...(options.sayLength === false ? { 'transfer-encoding': 'chunked' } : {}) })
+          res.writeHead(200, {
+            'content-type': 'application/octet-stream',
+            ...(options.sayLength === false ? { 'transfer-encoding': 'chunked' } : { 'content-length': bytes.byteLength }),
+          })
           if (options.sayLength === false) {
             res.write(bytes)
             res.end()
@@ -94,6 +97,49 @@ describe('a file past 10 MiB is refused before its bytes are held', () => {
       ask({ op: 'read', artifactId: 'big' })
       for (let i = 0; i < 100 && replies.length === 0; i++) await tick()
       expect(replies[0], `length said: ${sayLength}`).toMatchObject({ kind: 'error', message: expect.stringContaining('reads at most 10485760') })
+    }
+  })
+})
+
+/** One read for each of `calls` calls at once, none of whose replies leaves the front: the replies, once all have come. */
+async function readsHeld(url: string, calls: number): Promise<FileReply[]> {
+  const files = createToolFiles()
+  const ended = new AbortController()
+  onTestFinished(() => ended.abort())
+  const replies: FileReply[] = []
+  for (let id = 1; id <= calls; id++) {
+    files.grant(id, { url, token: 't' }, ended.signal)
+    files.handle(id, { op: 'read', artifactId: `a${id}` }, (reply) => {
+      replies.push(reply)
+      return new Promise<void>(() => {})
+    })
+  }
+  for (let i = 0; i < 250 && replies.length < calls; i++) await tick()
+  return replies
+}
+
+const busy = (replies: FileReply[]) => replies.filter((r) => r.kind === 'ok' && 'busy' in r.value).length
+const MiB = 1024 * 1024
+
+describe('the host holds at most 128 MiB of files in flight, counting what each read says it holds', () => {
+  it('thirty calls reading a small file at once each get its bytes: a read waiting for the store holds no room', async () => {
+    // Before, each read held room for the largest file (10 MiB) from its start: the thirteenth answered busy.
+    const { url } = await store({ after: 50, readBytes: 1024 })
+    const replies = await readsHeld(url, 30)
+    expect(replies).toHaveLength(30)
+    expect(busy(replies)).toBe(0)
+    for (const reply of replies) expect(reply).toMatchObject({ kind: 'ok', value: { bytes: expect.any(ArrayBuffer) } })
+  })
+
+  it('twenty calls reading 9 MiB at once: those past 128 MiB answer busy, and so past 10 MiB each do reads of no said length', async () => {
+    for (const [sayLength, fits] of [
+      [true, Math.floor(MAX_FILE_BYTES_IN_FLIGHT / (9 * MiB))],
+      [false, Math.floor(MAX_FILE_BYTES_IN_FLIGHT / (10 * MiB))],
+    ] as const) {
+      const { url } = await store({ after: 20, readBytes: 9 * MiB, sayLength })
+      const replies = await readsHeld(url, 20)
+      expect(replies, `length said: ${sayLength}`).toHaveLength(20)
+      expect(busy(replies), `length said: ${sayLength}`).toBe(20 - fits)
     }
   })
 })
