@@ -47,7 +47,7 @@ export function createPrometheusMetrics(sources: MetricsSources): PrometheusMetr
   })
   new Gauge({
     name: 'kindgi_pack_workers',
-    help: 'Worker threads of the served pack, by posture (none|context-isolated|strict)',
+    help: "Worker threads of the served pack (none, context-isolated) and its strict calls' processes, spares included (strict), by posture",
     labelNames: ['posture'] as const,
     registers: [registry],
     collect() {
@@ -59,7 +59,7 @@ export function createPrometheusMetrics(sources: MetricsSources): PrometheusMetr
   // closes under strict (it then reads 0); libuv's RSS works in every posture.
   new Gauge({
     name: 'kindgi_pack_resident_memory_bytes',
-    help: 'Resident set size of the serving process, in bytes (workers included: they are threads)',
+    help: 'Resident set size of the front process, in bytes (pack processes not included)',
     registers: [registry],
     collect() {
       this.set(process.memoryUsage.rss())
