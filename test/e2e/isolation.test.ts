@@ -6,7 +6,7 @@ import { cpSync, existsSync, mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { FIXTURES, invoke, sleep, spawnHost, TOKEN, sharedHost, type Host } from '../helpers/host.js'
+import { FIXTURES, invoke, sleep, within, spawnHost, TOKEN, sharedHost, type Host } from '../helpers/host.js'
 
 const HOSTILE = `${FIXTURES}/hostile-pack/index.json`
 const sha = (s: string) => createHash('sha256').update(s).digest('hex')
@@ -79,7 +79,7 @@ describe('under KINDGI_PACK_SANDBOX=strict the token is out of reach', () => {
     // The permission model answers: the call's process may write its own folder and nothing else.
     expect(res.body.output).toMatchObject({ inside: 'mine', outside: 'denied: ERR_ACCESS_DENIED' })
     expect(existsSync(outside)).toBe(false)
-    await sleep(300)
+    await within(5_000, () => !existsSync(res.body.output.tmpDir))
     expect(existsSync(res.body.output.tmpDir)).toBe(false)
     await servesNormally(host)
   })

@@ -4,7 +4,7 @@ import { existsSync, mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { invoke, sleep, sharedHost } from '../helpers/host.js'
+import { invoke, within, sharedHost } from '../helpers/host.js'
 
 const host = sharedHost()
 
@@ -36,7 +36,7 @@ describe("strict, as a tool's own posture", () => {
     expect(a.tmpExists).toBe(true)
     expect(a.tmpDir).not.toBe(b.tmpDir)
     expect(a.spawn).toBe('ERR_ACCESS_DENIED (ChildProcess)')
-    await sleep(300)
+    await within(5_000, () => !existsSync(a.tmpDir))
     expect(existsSync(a.tmpDir)).toBe(false)
     await host.waitFor('worker-replaced', (l) => l.reason === 'strict' && l.id === 'strict-probe@1.0.0')
   })

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startFakeFileStore, type FakeFileStore } from '../helpers/fake-file-store.js'
-import { invoke, request, sleep, spawnHost, TOKEN, sharedHost, type Host } from '../helpers/host.js'
+import { invoke, request, sleep, within, spawnHost, TOKEN, sharedHost, type Host } from '../helpers/host.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'kph-2x-'))
 
@@ -180,7 +180,7 @@ describe('pause (2.8.0), connections (2.9.0) and tool files (2.10.0)', () => {
         ctx({ idempotencyKey: 'k-4', toolFiles: files() }),
       )
       expect(res.body).toMatchObject({ code: 'deadline-exceeded', toolId: 'files' })
-      await sleep(300)
+      await within(5_000, () => store.received.at(-1)?.aborted === true)
       expect(store.received.at(-1)).toMatchObject({ method: 'POST', aborted: true })
       store.storeMode = { kind: 'file' }
     })

@@ -4,7 +4,7 @@ import { existsSync, mkdtempSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { invoke, invokeThenLeave, post, sleep, spawnHost, sharedHost, TOKEN } from '../helpers/host.js'
+import { invoke, invokeThenLeave, post, sleep, within, spawnHost, sharedHost, TOKEN } from '../helpers/host.js'
 
 const CAP = 4
 const dir = mkdtempSync(join(tmpdir(), 'kph-running-'))
@@ -110,7 +110,7 @@ describe('a caller that goes away', () => {
     await invokeThenLeave(host, { v: 2, kind: 'invoke', tool: { id: 'sleep' }, input: { ms: 5000, marker }, ctx: { tenantId: 't', runId: 'run-cancel' } }, 300)
     const line = await host.waitFor('call', (l) => l.runId === 'run-cancel')
     expect(line).toMatchObject({ target: 'tool', id: 'sleep', outcome: 'cancelled' })
-    await sleep(100)
+    await within(5_000, () => existsSync(marker) && readFileSync(marker, 'utf8') === 'aborted')
     expect(readFileSync(marker, 'utf8')).toBe('aborted')
   })
 })
@@ -129,7 +129,7 @@ describe('pack code output', () => {
   it('a forged protocol line on stdout reaches the service stdout, never the response', async () => {
     const res = await invoke(host, 'forge')
     expect(res.body).toEqual({ v: 2, kind: 'result', output: { honest: true } })
-    await sleep(100)
+    await within(5_000, () => host.stdout().includes('"forged":true'))
     expect(host.stdout()).toContain('"forged":true')
   })
 })
