@@ -127,7 +127,8 @@ export function createStrictGroup(options: StrictOptions): WorkerGroup {
       if (spares.length === 0) topUp()
       else void freed.then(topUp)
       take(spare)
-    })
+      // Tenants take turns for the cores: one tenant's burst does not hold back another's call.
+    }, task.ids.tenantId)
 
     /** Ends a call no process took: its answer, then its place in the budget. */
     function endUnsent(given: GroupAnswer): void {

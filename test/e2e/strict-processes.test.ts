@@ -136,6 +136,28 @@ describe('as many callers as the cap, each sending its next call the moment its 
   })
 })
 
+describe("one tenant's burst of long strict calls waiting for the cores", () => {
+  it("delays another tenant's call by about one call, not by the burst", async () => {
+    // One core in the budget: six calls of tenant a that compute 600 ms each, then tenant b's echo.
+    const one = await spawnHost({ env: { KINDGI_PACK_SANDBOX: 'strict', KINDGI_PACK_WORKER_THREADS: '1' } })
+    try {
+      const burst = Array.from({ length: 6 }, (_, i) => invoke(one, 'burn', { ms: 600 }, {}, { ctx: { tenantId: 'tenant-a', runId: `burst-${i}` } }))
+      await sleep(200)
+      const started = Date.now()
+      const victim = await invoke(one, 'echo', { b: 1 }, {}, { ctx: { tenantId: 'tenant-b', runId: 'victim' } })
+      const took = Date.now() - started
+      console.log(`a burst of six 600-ms strict calls: tenant b's echo answered in ${took} ms`)
+      expect(victim.body).toEqual({ v: 2, kind: 'result', output: { b: 1 } })
+      // Behind the whole burst in one line it took 3.5 s (stop 30, the build before); now the call
+      // running ends (at most 600 ms), then b's starts (~0.5 s).
+      expect(took, "ms until tenant b's answer").toBeLessThan(1_800)
+      for (const answer of await Promise.all(burst)) expect(answer.body).toEqual({ v: 2, kind: 'result', output: { burnedMs: 600 } })
+    } finally {
+      await one.stop()
+    }
+  }, 20_000)
+})
+
 describe('a strict call whose process exits', () => {
   it('answers handler-throw with how its process ended (its exit code)', async () => {
     const answer = await invoke(host, 'exit', {})
