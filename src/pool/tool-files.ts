@@ -20,13 +20,22 @@ export type ToolFiles = {
   handle: FileHandler
 }
 
-async function isBusy(res: Response): Promise<boolean> {
+/** The most an answer of the runtime's other than a file's bytes (JSON, a busy text) is read to. */
+const MAX_ANSWER_BYTES = 1024 * 1024
+
+/** An answer's text, read to MAX_ANSWER_BYTES at most. */
+async function answerText(res: Response, what: string): Promise<string> {
+  const tooLarge = () => new Error(`The runtime answered a ${what} with more than ${MAX_ANSWER_BYTES} bytes`)
+  return new TextDecoder().decode(await bodyWithin(res, MAX_ANSWER_BYTES, tooLarge))
+}
+
+async function isBusy(res: Response, what: string): Promise<boolean> {
   if (res.status !== 503) return false
-  return (await res.text()).includes('tool-files-busy')
+  return (await answerText(res, what)).includes('tool-files-busy')
 }
 
 async function jsonObject(res: Response, what: string): Promise<Record<string, unknown>> {
-  const value = (await res.json()) as unknown
+  const value = JSON.parse(await answerText(res, what)) as unknown
   if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new Error(`The runtime answered a ${what} with ${JSON.stringify(value)}`)
   return value as Record<string, unknown>
 }
@@ -42,7 +51,7 @@ async function store(grant: FileGrant, request: Extract<RemoteFileRequest, { op:
     },
     signal,
   })
-  if (await isBusy(res)) return { busy: true }
+  if (await isBusy(res, 'store')) return { busy: true }
   if (res.status !== 200) throw new Error(`The runtime's file store answered ${res.status} to a store`)
   return jsonObject(res, 'store')
 }
@@ -55,22 +64,28 @@ async function read(grant: FileGrant, request: Extract<RemoteFileRequest, { op: 
     headers: { Authorization: `Bearer ${grant.token}` },
     signal,
   })
-  if (await isBusy(res)) return { busy: true }
+  if (await isBusy(res, 'read')) return { busy: true }
   if (res.status !== 200) throw new Error(`The runtime's file store answered ${res.status} to a read`)
   if ((res.headers.get('content-type') ?? '').includes('application/json')) return jsonObject(res, 'read')
-  // Room for the length it says, or for the largest file when it says none, before its body is
-  // read: past the room for all, it answers busy as the runtime would; nothing was changed.
+  // Room for the length it says, or for the largest file when it says none or says it of bytes
+  // that fetch then decodes (content-encoding), before its body is read: past the room for all,
+  // it answers busy as the runtime would; nothing was changed. Its body is read to that room.
   const said = Number(res.headers.get('content-length') ?? Number.NaN)
-  if (!takeRoom(Number.isInteger(said) && said >= 0 && said <= MAX_FILE_BYTES ? said : MAX_FILE_BYTES)) {
+  const encoding = (res.headers.get('content-encoding') ?? 'identity').trim().toLowerCase()
+  const room = encoding === 'identity' && Number.isInteger(said) && said >= 0 && said <= MAX_FILE_BYTES ? said : MAX_FILE_BYTES
+  if (!takeRoom(room)) {
     await res.body?.cancel()
     return { busy: true }
   }
-  return { bytes: await bodyWithin(res, MAX_FILE_BYTES) }
+  const tooLarge = (size: number | string) =>
+    room < MAX_FILE_BYTES
+      ? new Error(`The runtime's file store sent more than the ${room} bytes it said`)
+      : new Error(`The file has ${size} bytes: a pack service reads at most ${MAX_FILE_BYTES} (10 MiB)`)
+  return { bytes: await bodyWithin(res, room, tooLarge) }
 }
 
 /** A response's bytes, refused as soon as they pass `max` (by its length if it says one): never held past it. */
-async function bodyWithin(res: Response, max: number): Promise<ArrayBuffer> {
-  const tooLarge = (size: number | string) => new Error(`The file has ${size} bytes: a pack service reads at most ${max} (10 MiB)`)
+async function bodyWithin(res: Response, max: number, tooLarge: (size: number | string) => Error): Promise<ArrayBuffer> {
   const said = Number(res.headers.get('content-length') ?? Number.NaN)
   if (said > max) {
     await res.body?.cancel()
@@ -143,7 +158,7 @@ export function createToolFiles(): ToolFiles {
       work
         .then(
           (value): FileReply => {
-            // A read holds what it read, no longer the room it took for it.
+            // A read holds what it read (at most the room it took), no longer that room.
             if (request.op === 'read' && 'bytes' in value && value.bytes instanceof ArrayBuffer) {
               bytesInFlight += value.bytes.byteLength - bytes
               bytes = value.bytes.byteLength

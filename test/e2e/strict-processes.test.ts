@@ -66,15 +66,29 @@ describe("a strict call's folder", () => {
     expect(await within(5_000, () => !existsSync(probe.body.output.tmpDir)), 'its folder is gone').toBe(true)
     // A spare's folder is made before it starts (by the spawner), granted to it alone, in its
     // environment (NODE_OPTIONS): a command line is readable to every process of the user.
-    const left = readdirSync(join(tmpdir(), root as string)).map((name) => `--allow-fs-write=${join(tmpdir(), root as string, name)}`)
-    const spares = children(spawnerOf(host.proc.pid as number))
-    const nodeOptions = (pid: number) =>
-      readFileSync(`/proc/${pid}/environ`, 'utf8')
-        .split('\0')
-        .find((line) => line.startsWith('NODE_OPTIONS='))
-    const granted = spares.flatMap((pid) =>
-      [...(nodeOptions(pid) ?? '').matchAll(/"(--allow-fs-write=[^"]*)"/g)].map((m) => m[1]).filter((arg) => !arg?.endsWith('/*')),
-    )
+    const nodeOptions = (pid: number) => {
+      try {
+        return readFileSync(`/proc/${pid}/environ`, 'utf8')
+          .split('\0')
+          .find((line) => line.startsWith('NODE_OPTIONS='))
+      } catch {
+        return undefined // gone meanwhile
+      }
+    }
+    const look = () => {
+      const left = readdirSync(join(tmpdir(), root as string)).map((name) => `--allow-fs-write=${join(tmpdir(), root as string, name)}`)
+      const spares = children(spawnerOf(host.proc.pid as number))
+      const granted = spares.flatMap((pid) =>
+        [...(nodeOptions(pid) ?? '').matchAll(/"(--allow-fs-write=[^"]*)"/g)].map((m) => m[1]).filter((arg) => !arg?.endsWith('/*')),
+      )
+      return { left, spares, granted }
+    }
+    // A spare being started has its folder a moment before its process can be read: look until both are there.
+    await within(5_000, () => {
+      const { left, granted } = look()
+      return left.length > 0 && left.every((folder) => granted.includes(folder))
+    })
+    const { left, spares, granted } = look()
     for (const pid of spares) expect(cmdline(pid), 'a spare names no call folder on its command line').not.toContain(root)
     expect(left.length).toBeGreaterThan(0)
     for (const folder of left) expect(granted).toContain(folder)

@@ -2,13 +2,20 @@
 // for the whole host, each request holding its place until its reply has left the front, and a
 // file past 10 MiB refused before its bytes are held (stop 29, two red-team passes).
 import { createServer } from 'node:http'
+import { gzipSync } from 'node:zlib'
 import type { AddressInfo } from 'node:net'
 import { describe, expect, it, onTestFinished } from 'vitest'
 import { createToolFiles, MAX_FILE_BYTES_IN_FLIGHT, MAX_FILE_REQUESTS_PER_CALL } from '../../src/pool/tool-files.js'
 import type { FileReply } from '../../src/protocol/worker-messages.js'
 
-/** A store that answers every request `after` ms later; a read gets `readBytes` bytes, with their length said or not. */
-async function store(options: { after: number; readBytes?: number; sayLength?: boolean }): Promise<{ url: string; seen: () => number }> {
+/** A store that answers every request `after` ms later; a read gets `readBytes` bytes, with their length said or not, or gzipped. */
+async function store(options: {
+  after: number
+  readBytes?: number
+  sayLength?: boolean
+  gzip?: boolean
+  readJsonChars?: number
+}): Promise<{ url: string; seen: () => number }> {
   let seen = 0
   const server = createServer((req, res) => {
     seen++
@@ -16,7 +23,18 @@ async function store(options: { after: number; readBytes?: number; sayLength?: b
     req.on('end', () =>
       setTimeout(() => {
         if (req.method === 'GET') {
+          if (options.readJsonChars !== undefined) {
+            res.writeHead(200, { 'content-type': 'application/json' })
+            res.end(JSON.stringify({ notRead: 'x'.repeat(options.readJsonChars) }))
+            return
+          }
           const bytes = Buffer.alloc(options.readBytes ?? 1)
+          if (options.gzip === true) {
+            const zipped = gzipSync(bytes)
+            res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-encoding': 'gzip', 'content-length': zipped.byteLength })
+            res.end(zipped)
+            return
+          }
           res.writeHead(200, {
             'content-type': 'application/octet-stream',
             ...(options.sayLength === false ? { 'transfer-encoding': 'chunked' } : { 'content-length': bytes.byteLength }),
@@ -121,6 +139,16 @@ async function readsHeld(url: string, calls: number): Promise<FileReply[]> {
 const busy = (replies: FileReply[]) => replies.filter((r) => r.kind === 'ok' && 'busy' in r.value).length
 const MiB = 1024 * 1024
 
+describe("an answer of the runtime's that is no file is read to 1 MiB at most", () => {
+  it('a read answered with 2 MiB of JSON answers an error saying so', async () => {
+    const { url } = await store({ after: 0, readJsonChars: 2 * 1024 * 1024 })
+    const { ask, replies } = call(url)
+    ask({ op: 'read', artifactId: 'json' })
+    for (let i = 0; i < 100 && replies.length === 0; i++) await tick()
+    expect(replies[0]).toMatchObject({ kind: 'error', message: 'The runtime answered a read with more than 1048576 bytes' })
+  })
+})
+
 describe('the host holds at most 128 MiB of files in flight, counting what each read says it holds', () => {
   it('thirty calls reading a small file at once each get its bytes: a read waiting for the store holds no room', async () => {
     // Before, each read held room for the largest file (10 MiB) from its start: the thirteenth answered busy.
@@ -129,6 +157,16 @@ describe('the host holds at most 128 MiB of files in flight, counting what each 
     expect(replies).toHaveLength(30)
     expect(busy(replies)).toBe(0)
     for (const reply of replies) expect(reply).toMatchObject({ kind: 'ok', value: { bytes: expect.any(ArrayBuffer) } })
+  })
+
+  it('twenty calls reading 9 MiB sent gzipped (a length said of 9 KiB): each holds room for 10 MiB, so those past twelve answer busy', async () => {
+    // Room for the 9 KiB said let all twenty through, 180 MiB held (a review of stop 30's first version).
+    const { url } = await store({ after: 20, readBytes: 9 * MiB, gzip: true })
+    const replies = await readsHeld(url, 20)
+    expect(replies).toHaveLength(20)
+    expect(busy(replies)).toBe(20 - Math.floor(MAX_FILE_BYTES_IN_FLIGHT / (10 * MiB)))
+    for (const reply of replies.filter((r) => !(r.kind === 'ok' && 'busy' in r.value)))
+      expect(reply).toMatchObject({ kind: 'ok', value: { bytes: expect.any(ArrayBuffer) } })
   })
 
   it('twenty calls reading 9 MiB at once: those past 128 MiB answer busy, and so past 10 MiB each do reads of no said length', async () => {
