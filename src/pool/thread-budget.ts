@@ -52,7 +52,7 @@ const WINDOW_MS = 40
 
 type Item = { start: () => void; owner: string; startedAt: number; state: 'queued' | 'running' | 'ended' }
 
-/** Calls waiting, in a line for each owner; `turns` holds the owners with a line, longest waiting first. */
+/** Calls waiting, in a line for each owner; `turns` holds the owners with a line, in the order they came or were last served (a tie goes to the first). */
 type Waiting = { lines: Map<string, Item[]>; turns: string[]; count: number }
 
 /** How an owner stands: calls running, and when its last one started (0: none since it came). */

@@ -119,7 +119,8 @@ export const MAX_FILE_REQUESTS_PER_CALL = 4
 /**
  * Bytes of files in flight for every call together. A store holds its bytes from its arrival; a
  * read holds nothing while it waits for the store's answer, then the length the answer says (or
- * room for the largest file, when it says none) until its reply has left, then its own size.
+ * room for the largest file, when it says none or its bytes come compressed) until its reply has
+ * left, then its own size.
  */
 export const MAX_FILE_BYTES_IN_FLIGHT = 128 * 1024 * 1024
 
