@@ -3,7 +3,7 @@
 // A canary that pack code builds and holds proves the scan reads the right processes.
 import { randomBytes } from 'node:crypto'
 import { describe, expect, it } from 'vitest'
-import { sleep, TOKEN } from '../helpers/host.js'
+import { sleep, TOKEN, within } from '../helpers/host.js'
 import { encodings, packCodeProcesses, scanMemory } from './memory-scan.js'
 import { rawInvoke, STRICT, withHost } from './walls-helpers.js'
 
@@ -19,19 +19,26 @@ describe('the service token is in no process that runs pack code', () => {
         { tenantId: 'tenant-a', runId: 'canary' },
       )
       await sleep(600)
-      const { pids, how } = packCodeProcesses(host.proc.pid!)
-      expect(pids.length, 'processes that run pack code').toBeGreaterThan(0)
       const needles = [...encodings(canary), ...encodings(TOKEN)]
       let canarySeen = false
-      const tokenIn: number[] = []
-      for (const pid of pids) {
-        const { found, bytes } = scanMemory(pid, needles)
-        console.info(`memory scan: pid ${pid} (found by ${how}), ${Math.round(bytes / 1048576)} MiB read, needles found: ${[...found].join(',') || 'none'}`)
-        if (found.has(0) || found.has(1)) canarySeen = true
-        if (found.has(2) || found.has(3)) tokenIn.push(pid)
-      }
+      let scanned = 0
+      const tokenIn = new Set<number>()
+      // Scanned again until the canary is seen (its call may start late on a loaded machine), for
+      // at most 3 s of its 4-s hold; the token must be in none of the processes of any scan.
+      await within(3_000, () => {
+        const { pids, how } = packCodeProcesses(host.proc.pid!)
+        scanned = Math.max(scanned, pids.length)
+        for (const pid of pids) {
+          const { found, bytes } = scanMemory(pid, needles)
+          console.info(`memory scan: pid ${pid} (found by ${how}), ${Math.round(bytes / 1048576)} MiB read, needles found: ${[...found].join(',') || 'none'}`)
+          if (found.has(0) || found.has(1)) canarySeen = true
+          if (found.has(2) || found.has(3)) tokenIn.add(pid)
+        }
+        return canarySeen
+      })
+      expect(scanned, 'processes that run pack code').toBeGreaterThan(0)
       expect(canarySeen, 'the canary pack code holds was found (the scan reads the right processes)').toBe(true)
-      expect.soft(tokenIn, 'pack-code processes whose memory holds the token').toEqual([])
+      expect.soft([...tokenIn], 'pack-code processes whose memory holds the token').toEqual([])
       await holding
     })
   })
