@@ -179,9 +179,10 @@ describe.skipIf(engine.skip !== undefined)('docker compose --profile scale up: t
   it('a replica drains (docker stop, a call in flight on it): every call answers 200 within a second', async () => {
     // Three slow calls, nothing else in between: round robin puts one on each replica.
     const slow = [0, 1, 2].map((i) =>
-      invoke(lbUrl, 'slow-echo', { id: `slow-${i}`, ms: 2500 }, `slow-${i}`, 15_000).then((a) => ({ ...a, id: `slow-${i}`, phase: 'drain' })),
+      invoke(lbUrl, 'slow-echo', { id: `slow-${i}`, ms: 4000 }, `slow-${i}`, 15_000).then((a) => ({ ...a, id: `slow-${i}`, phase: 'drain' })),
     )
-    await sleep(300)
+    await sleep(1_000) // each on its replica, with time to spare, before the stop
+
     const stopping = dockerOk(['stop', replicas[0]!], { timeoutMs: 30_000 })
     const phase = await drive('drain', { lanes: 2, maxCalls: 200, maxMs: 15_000, stop: stopping })
     phases.push(phase)

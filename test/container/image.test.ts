@@ -262,7 +262,7 @@ describe.skipIf(engine.skip !== undefined)('the image under --network none, with
     await sleep(300)
     const waited = docker(['wait', c.id], { timeoutMs: 30_000 })
     const stopped = docker(['stop', c.id], { timeoutMs: 30_000 })
-    await until('draining', async () => ((await logLines(c.id)).some((l) => l.kind === 'draining') ? true : undefined), 5_000, 50)
+    await until('draining', async () => ((await logLines(c.id)).some((l) => l.kind === 'draining') ? true : undefined), 15_000, 50)
     const refused = await execCall(c.id, '/v1/invoke', invokeBody('echo', {}, 'late'))
     expect(refused).toMatchObject({ status: 503, body: { error: 'draining' } })
     expect((await inFlight).body).toEqual({ v: 2, kind: 'result', output: { ms: 4000, n: 1 } })

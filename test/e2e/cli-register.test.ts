@@ -100,7 +100,7 @@ describe('what register sends', () => {
       if (open === 4 || runtime!.received.length === TOOLS.length) for (const release of waiting.splice(0)) release()
       const fallback = setTimeout(() => {
         for (const release of waiting.splice(0)) release()
-      }, 2_000)
+      }, 10_000)
       await done
       clearTimeout(fallback)
       open--

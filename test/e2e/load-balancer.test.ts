@@ -214,7 +214,8 @@ describe.skipIf(skip)('a 503 is sent again to another replica', () => {
   it('every call is answered 200 and ran exactly once, on the replica that had room', async () => {
     // Ready (its /readyz says 200, so the checks keep it in) but at its cap: invokes get 503.
     const full = await host({ KINDGI_PACK_SERVICE_MAX_CONCURRENCY: '1', KINDGI_PACK_METRICS_PORT: '0' })
-    const busy = invoke(full, 'sleep', { ms: 8_000 })
+    // Held past the second replica's start, HAProxy's and the six calls, however slow; killed below.
+    const busy = invoke(full, 'sleep', { ms: 30_000 })
     const roomy = await host()
     const lb = await startHaproxy([full.port, roomy.port])
 

@@ -5,7 +5,7 @@ import { existsSync, readdirSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { FIXTURES, invoke, sleep, spawnHost } from '../helpers/host.js'
+import { FIXTURES, invoke, settled, sleep, spawnHost } from '../helpers/host.js'
 
 describe("pack code's own Atomics.wait", () => {
   it("is the runtime's: a wait on an 8-byte buffer at index 0 returns ok when notified, in a warm worker", async () => {
@@ -31,6 +31,8 @@ describe('a strict call whose tmpDir is gone', () => {
       const roots = readdirSync(tmpdir()).filter((name) => name.startsWith(`kindgi-pack-host-${host.proc.pid}-`))
       expect(roots).toHaveLength(1)
       const root = join(tmpdir(), roots[0] as string)
+      // The spares started after that call have their folders: none made after the removal.
+      expect(await settled(() => readdirSync(root).sort().join(' '), 500, 5_000), 'the spares have settled').toBe(true)
       rmSync(root, { recursive: true, force: true })
       const res = await invoke(host, 'echo', { during: true })
       expect(res.status).toBe(503)

@@ -1,13 +1,13 @@
 // docs/spec/CONTRACT.md §1: arguments and environment, config-invalid and boot-failed as one line each,
 // listening only after every module loaded, and the SIGTERM/SIGINT drain.
-import { closeSync, constants, mkdtempSync, openSync, readFileSync, readSync, statSync, writeFileSync } from 'node:fs'
+import { closeSync, constants, existsSync, mkdtempSync, openSync, readFileSync, readSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createServer } from 'node:net'
 import type { AddressInfo } from 'node:net'
 import { describe, expect, it } from 'vitest'
 import { execFileSync, spawn } from 'node:child_process'
-import { BASIC_INDEX, BIN, baseEnv, FIXTURES, invoke, request, sleep, spawnHost, TOKEN } from '../helpers/host.js'
+import { BASIC_INDEX, BIN, baseEnv, FIXTURES, invoke, request, sleep, spawnHost, TOKEN, within } from '../helpers/host.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'kph-process-'))
 
@@ -173,8 +173,9 @@ describe('listening', () => {
 describe('drain', () => {
   it('SIGTERM writes draining, answers 503 to probes and new invokes, finishes the call in flight, writes stopped and exits 0', async () => {
     const host = await spawnHost()
-    const held = invoke(host, 'sleep', { ms: 1500 })
-    await sleep(300)
+    const begun = join(dir, 'started-drain')
+    const held = invoke(host, 'sleep', { ms: 1500, started: begun })
+    expect(await within(5_000, () => existsSync(begun)), 'the held call started').toBe(true)
     host.proc.kill('SIGTERM')
     await host.waitFor('draining')
     const ready = await request(host, '/readyz', { token: null })
@@ -195,8 +196,9 @@ describe('drain', () => {
   })
   it('a call that outlives the 8 s drain does not keep the process: it exits 0 after the drain', async () => {
     const host = await spawnHost()
-    void invoke(host, 'sleep', { ms: 60_000 }).catch(() => undefined)
-    await sleep(200)
+    const begun = join(dir, 'started-outlives')
+    void invoke(host, 'sleep', { ms: 60_000, started: begun }).catch(() => undefined)
+    expect(await within(5_000, () => existsSync(begun)), 'the long call started').toBe(true)
     const started = Date.now()
     host.proc.kill('SIGTERM')
     expect(await host.exited).toBe(0)

@@ -171,12 +171,13 @@ describe('pause (2.8.0), connections (2.9.0) and tool files (2.10.0)', () => {
       expect(read.body.output).toEqual({ answer: { busy: true } })
     })
     it("a store that outlives the call's deadline is aborted with the call", async () => {
-      store.storeMode = { kind: 'slow', ms: 3000 }
+      // A deadline long enough for the store's request to have been sent on a loaded machine.
+      store.storeMode = { kind: 'slow', ms: 10_000 }
       const res = await invoke(
         host,
         'files',
         { action: 'store', text: 'slow', name: 's.txt', type: 'text/plain' },
-        { 'kindgi-timeout-ms': '300' },
+        { 'kindgi-timeout-ms': '1500' },
         ctx({ idempotencyKey: 'k-4', toolFiles: files() }),
       )
       expect(res.body).toMatchObject({ code: 'deadline-exceeded', toolId: 'files' })

@@ -5,7 +5,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { invoke, invokeThenLeave, sharedHost, sleep, spawnHost, TOKEN, within } from '../helpers/host.js'
+import { type Host, invoke, invokeThenLeave, sharedHost, sleep, spawnHost, TOKEN, within } from '../helpers/host.js'
 import { cmdline, processTree } from '../walls/walls-helpers.js'
 
 const host = sharedHost({ env: { KINDGI_PACK_SANDBOX: 'strict' } })
@@ -21,6 +21,11 @@ function parentOf(pid: number): number | undefined {
 
 function children(pid: number): number[] {
   return processTree(pid).filter((p) => p !== pid && parentOf(p) === pid)
+}
+
+/** Whether the call of `runId` has logged `message` through ctx.log. */
+function logged(on: Host, runId: string, message: string): boolean {
+  return on.lines.some((l) => l.kind === 'log' && l.runId === runId && l.message === message)
 }
 
 function spawnerOf(front: number): number {
@@ -98,20 +103,34 @@ describe("a strict call's folder", () => {
 describe("a strict call's abortSignal", () => {
   // A strict process reads nothing while its call runs until the front rings it (DOORBELL).
   it('fires in its process when the call passes its deadline, which is answered at once', async () => {
+    // A deadline long enough for the handler to have started on a loaded machine; answered
+    // well before the 10-s sleep would have ended.
     const started = Date.now()
-    const res = await invoke(host, 'sleep', { ms: 3000, logAbort: true }, { 'kindgi-timeout-ms': '300' }, { ctx: { tenantId: 't', runId: 'strict-deadline' } })
+    const res = await invoke(
+      host,
+      'sleep',
+      { ms: 10_000, logAbort: true },
+      { 'kindgi-timeout-ms': '1500' },
+      { ctx: { tenantId: 't', runId: 'strict-deadline' } },
+    )
     expect(res.body).toEqual({ v: 2, kind: 'error', code: 'deadline-exceeded', message: 'sleep passed its deadline', toolId: 'sleep' })
-    expect(Date.now() - started).toBeLessThan(1500)
+    expect(Date.now() - started).toBeLessThan(5_000)
     expect(await host.waitFor('log', (l) => l.runId === 'strict-deadline', 5000)).toMatchObject({ message: 'aborted', reason: 'deadline exceeded' })
     // The handler does not settle when aborted: its process is killed after the grace, for its deadline.
     await host.waitFor('worker-replaced', (l) => l.id === 'sleep@1.0.0' && l.reason === 'deadline')
   })
 
   it('fires in its process when its caller goes away, and the call line says cancelled', async () => {
-    const message = { v: 2, kind: 'invoke', tool: { id: 'sleep' }, input: { ms: 5000, logAbort: true }, ctx: { tenantId: 't', runId: 'strict-cancel' } }
-    await invokeThenLeave(host, message, 300)
+    const message = {
+      v: 2,
+      kind: 'invoke',
+      tool: { id: 'sleep' },
+      input: { ms: 10_000, logStart: true, logAbort: true },
+      ctx: { tenantId: 't', runId: 'strict-cancel' },
+    }
+    await invokeThenLeave(host, message, () => logged(host, 'strict-cancel', 'started'))
     expect(await host.waitFor('call', (l) => l.runId === 'strict-cancel')).toMatchObject({ id: 'sleep', outcome: 'cancelled' })
-    expect(await host.waitFor('log', (l) => l.runId === 'strict-cancel', 5000)).toMatchObject({ message: 'aborted', reason: 'caller went away' })
+    expect(await host.waitFor('log', (l) => l.runId === 'strict-cancel' && l.message === 'aborted', 5000)).toMatchObject({ reason: 'caller went away' })
   })
 })
 
@@ -152,20 +171,20 @@ describe('as many callers as the cap, each sending its next call the moment its 
 
 describe("one tenant's burst of long strict calls waiting for the cores", () => {
   it("delays another tenant's call by about one call, not by the burst", async () => {
-    // One core in the budget: six calls of tenant a that compute 600 ms each, then tenant b's echo.
+    // One core in the budget: six calls of tenant a that compute 1 s each, then tenant b's echo.
     const one = await spawnHost({ env: { KINDGI_PACK_SANDBOX: 'strict', KINDGI_PACK_WORKER_THREADS: '1' } })
     try {
-      const burst = Array.from({ length: 6 }, (_, i) => invoke(one, 'burn', { ms: 600 }, {}, { ctx: { tenantId: 'tenant-a', runId: `burst-${i}` } }))
+      const burst = Array.from({ length: 6 }, (_, i) => invoke(one, 'burn', { ms: 1000 }, {}, { ctx: { tenantId: 'tenant-a', runId: `burst-${i}` } }))
       await sleep(200)
       const started = Date.now()
       const victim = await invoke(one, 'echo', { b: 1 }, {}, { ctx: { tenantId: 'tenant-b', runId: 'victim' } })
       const took = Date.now() - started
-      console.log(`a burst of six 600-ms strict calls: tenant b's echo answered in ${took} ms`)
+      console.log(`a burst of six 1-s strict calls: tenant b's echo answered in ${took} ms`)
       expect(victim.body).toEqual({ v: 2, kind: 'result', output: { b: 1 } })
-      // Behind the whole burst in one line it took 3.5 s (stop 30, the build before); now the call
-      // running ends (at most 600 ms), then b's starts (~0.5 s).
-      expect(took, "ms until tenant b's answer").toBeLessThan(1_800)
-      for (const answer of await Promise.all(burst)) expect(answer.body).toEqual({ v: 2, kind: 'result', output: { burnedMs: 600 } })
+      // Behind the whole burst in one line it waits for all six (≥ 5 s; 3.5 s with calls of 600 ms
+      // on the build before stop 30); now the call running ends (at most 1 s), then b's starts.
+      expect(took, "ms until tenant b's answer").toBeLessThan(3_000)
+      for (const answer of await Promise.all(burst)) expect(answer.body).toEqual({ v: 2, kind: 'result', output: { burnedMs: 1000 } })
     } finally {
       await one.stop()
     }
@@ -182,8 +201,8 @@ describe('a strict call whose process exits', () => {
 
 describe('a spawner that dies', () => {
   it('ends the strict calls it was running as exited; the next call gets a new spawner and its answer', async () => {
-    const running = invoke(host, 'sleep', { ms: 3000 })
-    await sleep(300)
+    const running = invoke(host, 'sleep', { ms: 5000, logStart: true }, {}, { ctx: { tenantId: 't', runId: 'spawner-dies' } })
+    expect(await within(5_000, () => logged(host, 'spawner-dies', 'started')), 'the call started in its process').toBe(true)
     process.kill(spawnerOf(host.proc.pid as number), 'SIGKILL')
     const answer = await running
     expect(answer.body).toMatchObject({ kind: 'error', code: 'handler-throw', toolId: 'sleep' })

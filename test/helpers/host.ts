@@ -197,8 +197,27 @@ export async function within(ms: number, holds: () => boolean): Promise<boolean>
   return true
 }
 
-/** Sends an invoke and goes away (closes its connection) `afterMs` later, without its answer. */
-export async function invokeThenLeave(host: Host, message: unknown, afterMs: number): Promise<void> {
+/** Whether `read()` gives a non-empty value that then stays the same for `quietMs`, within `ms`. */
+export async function settled(read: () => string, quietMs: number, ms: number): Promise<boolean> {
+  const deadline = Date.now() + ms
+  let last = read()
+  let since = Date.now()
+  while (Date.now() < deadline) {
+    await sleep(50)
+    const now = read()
+    if (now !== last) {
+      last = now
+      since = Date.now()
+    } else if (now !== '' && Date.now() - since >= quietMs) return true
+  }
+  return false
+}
+
+/**
+ * Sends an invoke and goes away (closes its connection) without its answer: `leave` ms later,
+ * or once `leave()` holds (for at most 10 s), so a test can leave a call known to be running.
+ */
+export async function invokeThenLeave(host: Host, message: unknown, leave: number | (() => boolean)): Promise<void> {
   const body = JSON.stringify(message)
   const req = httpRequest(`${host.url}/v1/invoke`, {
     method: 'POST',
@@ -206,6 +225,7 @@ export async function invokeThenLeave(host: Host, message: unknown, afterMs: num
   })
   req.on('error', () => undefined)
   req.end(body)
-  await sleep(afterMs)
+  if (typeof leave === 'number') await sleep(leave)
+  else await within(10_000, leave)
   req.destroy()
 }

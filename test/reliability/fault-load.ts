@@ -5,7 +5,7 @@ import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { expect } from 'vitest'
-import { FIXTURES, spawnHost, type Host } from '../helpers/host.js'
+import { FIXTURES, spawnHost, type Host, within } from '../helpers/host.js'
 import { pollHealth } from './driver.js'
 import { admittedOverlap, callLineProblems, countByKind, FAULT_KINDS, outcomeProblem, readJournal, runMix, type Outcome } from './fault-mix.js'
 import { sample, settle, type ProcSample } from './proc.js'
@@ -96,8 +96,9 @@ export async function faultsUnderLoad(
   expect(outcomes.map((o) => outcomeProblem(o)).filter((p) => p !== undefined)).toEqual([])
   expect(saturation.map((o) => outcomeProblem(o)).filter((p) => p !== undefined)).toEqual([])
   expect(polled.failures).toEqual([])
-  await new Promise((r) => setTimeout(r, 1_000)) // the last call lines reach stderr
-  expect(callLineProblems(host, [...outcomes, ...saturation])).toEqual([])
+  const all = [...outcomes, ...saturation]
+  await within(10_000, () => callLineProblems(host, all).length === 0) // the last call lines reach stderr
+  expect(callLineProblems(host, all)).toEqual([])
 
   // The cap: never more calls running at once than it allows, though the load reached it
   // (so a broken cap would have shown); a call refused with 503 never ran.

@@ -27,7 +27,7 @@ describe('bug: a throw from a timer after a call answered killed the next call o
         { v: 2, kind: 'result', output: { id: `b-${round}` } },
       ])
     }
-    await sleep(300)
+    await within(5_000, () => host.lines.filter((l) => l.kind === 'worker-replaced').length >= 3)
     const replaced = host.lines.filter((l) => l.kind === 'worker-replaced')
     expect(replaced.length).toBeGreaterThanOrEqual(3)
     expect(replaced.every((l) => l.reason === 'crash')).toBe(true)

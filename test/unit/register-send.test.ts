@@ -102,7 +102,7 @@ describe('sending', () => {
       () => held,
     )
     const pending = sendAll(ids.map(prepared), options(fake.fetch))
-    await vi.waitFor(() => expect(fake.sent).toHaveLength(4))
+    await vi.waitFor(() => expect(fake.sent).toHaveLength(4), { timeout: 5_000 })
     await new Promise((r) => setImmediate(r))
     expect(fake.sent).toHaveLength(4)
     release()

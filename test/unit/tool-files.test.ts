@@ -7,6 +7,7 @@ import type { AddressInfo } from 'node:net'
 import { describe, expect, it, onTestFinished } from 'vitest'
 import { createToolFiles, MAX_FILE_BYTES_IN_FLIGHT, MAX_FILE_REQUESTS_PER_CALL } from '../../src/pool/tool-files.js'
 import type { FileReply } from '../../src/protocol/worker-messages.js'
+import { within } from '../helpers/host.js'
 
 /** A store that answers every request `after` ms later; a read gets `readBytes` bytes, with their length said or not, or gzipped. */
 async function store(options: {
@@ -81,7 +82,10 @@ describe('a call has at most four file requests in flight, each until its reply 
     const { url, seen } = await store({ after: 10 })
     const { ask, replies, leave } = call(url)
     for (let i = 0; i < MAX_FILE_REQUESTS_PER_CALL + 1; i++) ask({ op: 'read', artifactId: `a${i}` })
-    await tick(200)
+    // Four made and answered by the store; then a moment for a fifth that must not come.
+    const fromTheStore = () => replies.filter((r) => r.kind === 'ok' && !('busy' in r.value)).length
+    expect(await within(5_000, () => seen() >= MAX_FILE_REQUESTS_PER_CALL && fromTheStore() >= MAX_FILE_REQUESTS_PER_CALL), 'four answered').toBe(true)
+    await tick(100)
     expect(seen()).toBe(MAX_FILE_REQUESTS_PER_CALL)
     expect(replies.filter((r) => r.kind === 'ok' && 'busy' in r.value)).toHaveLength(1)
     // Their replies came from the store, but none has left the front: still no room.
@@ -93,7 +97,8 @@ describe('a call has at most four file requests in flight, each until its reply 
     leave[fromStore]?.()
     await tick()
     ask({ op: 'read', artifactId: 'after-one-left' })
-    await tick(200)
+    expect(await within(5_000, () => seen() >= MAX_FILE_REQUESTS_PER_CALL + 1), 'the next request made').toBe(true)
+    await tick(100)
     expect(seen()).toBe(MAX_FILE_REQUESTS_PER_CALL + 1)
   })
 })
@@ -113,7 +118,7 @@ describe('a file past 10 MiB is refused before its bytes are held', () => {
       const { url } = await store({ after: 0, readBytes: 10 * 1024 * 1024 + 1, sayLength })
       const { ask, replies } = call(url)
       ask({ op: 'read', artifactId: 'big' })
-      for (let i = 0; i < 100 && replies.length === 0; i++) await tick()
+      await within(5_000, () => replies.length > 0)
       expect(replies[0], `length said: ${sayLength}`).toMatchObject({ kind: 'error', message: expect.stringContaining('reads at most 10485760') })
     }
   })
@@ -144,7 +149,7 @@ describe("an answer of the runtime's that is no file is read to 1 MiB at most", 
     const { url } = await store({ after: 0, readJsonChars: 2 * 1024 * 1024 })
     const { ask, replies } = call(url)
     ask({ op: 'read', artifactId: 'json' })
-    for (let i = 0; i < 100 && replies.length === 0; i++) await tick()
+    await within(5_000, () => replies.length > 0)
     expect(replies[0]).toMatchObject({ kind: 'error', message: 'The runtime answered a read with more than 1048576 bytes' })
   })
 })

@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
 import type { CallTask } from '../../src/protocol/worker-messages.js'
 import { toolEntry } from '../helpers/entries.js'
+import { within } from '../helpers/host.js'
 import { warmPool } from './warm-pool-helper.js'
 
 const GAP_WORKER = fileURLToPath(new URL('../fixtures/warm-lines/gap-worker.mjs', import.meta.url))
@@ -27,7 +28,8 @@ describe('a call first in line whose worker has not taken its turn yet', () => {
   it('never runs when stopped then: it answers that it was stopped before it ran, and no worker is terminated', async () => {
     // Known short: only then does a call wait behind another.
     for (let i = 0; i < 20; i++) expect(await pool.run(task({})).answer).toMatchObject({ kind: 'result' })
-    const ahead = pool.run(task({ gap: true }))
+    // A gap of 600 ms for the stop to land in on a loaded machine; under HELD_MS (1 s), past which the worker would be ended.
+    const ahead = pool.run(task({ gap: true, gapMs: 600 }))
     const behind = pool.run(task({}))
     expect(await ahead.answer).toMatchObject({ kind: 'result' })
     behind.stop('deadline')
@@ -52,7 +54,7 @@ describe('a call first in line whose worker has not taken its turn yet', () => {
     const held = pool.run(task({}))
     held.stop('deadline')
     expect(await held.answer).toMatchObject({ kind: 'died', detail: 'it was stopped before it ran' })
-    for (let i = 0; i < 40 && replaced.length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 50))
+    await within(5000, () => replaced.length > 0)
     expect(replaced).toEqual(['deadline'])
     const afterTask = task({})
     expect(await pool.run(afterTask).answer).toMatchObject(output(afterTask.callId))

@@ -5,7 +5,7 @@
 import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { sleep } from '../helpers/host.js'
+import { sleep, within } from '../helpers/host.js'
 import { rawInvoke, scratchDir, STRICT, stillServes, wallsHost, withHost } from './walls-helpers.js'
 
 describe('finding 13: a non-strict service holds its promises past the guards', () => {
@@ -22,18 +22,35 @@ describe('finding 13: a non-strict service holds its promises past the guards', 
 
   for (const forge of [false, true]) {
     it(`nothing a cpuMs-limited tool started runs on after its answer (a nested Worker${forge ? " that forges its process's thread count" : ''})`, async () => {
-      const heartbeat = join(scratchDir('nested'), 'heartbeat.txt')
-      const replacedBefore = host.lines.filter((l) => l.kind === 'worker-replaced' && l.id === 'nested-worker@1.0.0').length
-      const res = await rawInvoke(host.port, 'nested-worker', { heartbeat, forge }, { tenantId: 'tenant-a', runId: 'attack' })
+      const dir = scratchDir('nested')
+      const allReplaced = () => host.lines.filter((l) => l.kind === 'worker-replaced').length
+      let heartbeat: string
+      let replacedBefore: number
+      let res: Awaited<ReturnType<typeof rawInvoke>>
+      // The front's periodic count may catch the Worker before its first heartbeat and kill the
+      // process mid-call (the wall, sooner): that attack never reached its answer, so it runs
+      // again, once its process is replaced. Unwalled, the first attempt always answers.
+      for (let attempt = 1; ; attempt++) {
+        heartbeat = join(dir, `heartbeat-${attempt}.txt`)
+        replacedBefore = host.lines.filter((l) => l.kind === 'worker-replaced' && l.id === 'nested-worker@1.0.0').length
+        const replacedAll = allReplaced()
+        res = await rawInvoke(host.port, 'nested-worker', { heartbeat, forge }, { tenantId: 'tenant-a', runId: 'attack' })
+        if (attempt === 3 || ('error' in res ? res : res.body)?.kind === 'result') break
+        console.log(`nested-worker: attempt ${attempt} killed mid-call: ${JSON.stringify('error' in res ? res : res.body).slice(0, 200)}`)
+        await within(5000, () => allReplaced() > replacedAll)
+      }
       const answeredAt = Date.now()
-      await sleep(800)
+      // The front kills the process a few thread counts after the answer, later on a loaded
+      // machine; unwalled, the worker beats for its whole 3 s (from just before the answer).
+      await sleep(1500)
       const beats = existsSync(heartbeat) ? readFileSync(heartbeat, 'utf8').trim().split('\n').map(Number) : []
       expect.soft(beats.length, 'the nested worker ran (the attack happened)').toBeGreaterThan(0)
-      const late = beats.filter((t) => t > answeredAt + 200)
-      expect.soft(late.length, `heartbeats more than 200 ms after the answer (${JSON.stringify('error' in res ? res : res.body)})`).toBe(0)
+      const late = beats.filter((t) => t > answeredAt + 1000)
+      expect.soft(late.length, `heartbeats more than 1 s after the answer (${JSON.stringify('error' in res ? res : res.body)})`).toBe(0)
       // The front counted a thread the pool does not have, and replaced the process that ran it.
-      const replaced = host.lines.filter((l) => l.kind === 'worker-replaced' && l.id === 'nested-worker@1.0.0').slice(replacedBefore)
-      expect.soft(replaced.map((l) => l.reason)).toEqual(['cpu'])
+      const replaced = () => host.lines.filter((l) => l.kind === 'worker-replaced' && l.id === 'nested-worker@1.0.0').slice(replacedBefore)
+      await within(5000, () => replaced().length > 0)
+      expect.soft(replaced().map((l) => l.reason)).toEqual(['cpu'])
       await stillServes(host)
     })
   }

@@ -23,8 +23,8 @@ async function floodBesideVictim(tool: string, input: object, peakMB: number, at
     expect.soft('error' in answer ? answer : answer.body, "the victim's answer").toEqual({ v: 2, kind: 'result', output: { aborted: false } })
     // Before the spawner read a flooder no faster than the front took its messages, 9 s; since,
     // 1–2.5 s on a quiet machine, and up to 3.2 s in two CI runs of stop 29 (twelve 15 MiB
-    // flooders, whose cores the victim waits for): the bound is that, with room.
-    expect.soft(Date.now() - started, "ms until the victim's answer").toBeLessThan(4000)
+    // flooders, whose cores the victim waits for): the bound is that, with room, and under the 9 s.
+    expect.soft(Date.now() - started, "ms until the victim's answer").toBeLessThan(6000)
     await attack
     expect.soft(spawnerPeakMB(host), "the spawner's peak resident MB").toBeLessThan(peakMB)
     await stillServes(host)

@@ -62,26 +62,34 @@ describe('stop 29, second pass: what the first bounds left open', () => {
   it("out-flood: a warm tool flooding its stderr for 3 s costs the front under half a core, and another tenant's echo stays fast", async () => {
     await withHost({}, async (host) => {
       for (let i = 0; i < 3; i++) await rawInvoke(host.port, 'echo', { warm: i })
+      /** Tenant b's echo every 40 ms until `until` ms after `from`: its latencies, sorted. */
+      const echoes = async (from: number, until: number): Promise<number[]> => {
+        const latencies: number[] = []
+        while (performance.now() - from < until) {
+          const t0 = performance.now()
+          await rawInvoke(host.port, 'echo', { victim: 1 }, { tenantId: 'tenant-b', runId: 'victim' }, 3_000)
+          latencies.push(performance.now() - t0)
+          await sleep(40)
+        }
+        return latencies.sort((a, b) => a - b)
+      }
+      // The echo's p50 on this host before the flood: a loaded machine slows both alike.
+      const baseline = await echoes(performance.now(), 1000)
+      const baseP50 = baseline[baseline.length >> 1] ?? 0
       const before = cpuMs(host.proc.pid)
       const started = performance.now()
       const attack = rawInvoke(host.port, 'out-flood', { ms: 3000, mode: 'nonl' }, { tenantId: 'tenant-a', runId: 'attack' }, 20_000)
       await sleep(200)
-      const latencies: number[] = []
-      while (performance.now() - started < 2800) {
-        const t0 = performance.now()
-        await rawInvoke(host.port, 'echo', { victim: 1 }, { tenantId: 'tenant-b', runId: 'victim' }, 3_000)
-        latencies.push(performance.now() - t0)
-        await sleep(40)
-      }
+      const latencies = await echoes(started, 2800)
       const share = (cpuMs(host.proc.pid) - before) / (performance.now() - started)
       await attack
-      latencies.sort((a, b) => a - b)
       const p50 = latencies[latencies.length >> 1] ?? 0
       console.log(
-        `out-flood: front CPU ${share.toFixed(2)} of a core, victim p50 ${Math.round(p50)} ms, max ${Math.round(latencies.at(-1) ?? 0)} ms (${latencies.length} calls)`,
+        `out-flood: front CPU ${share.toFixed(2)} of a core, victim p50 ${Math.round(p50)} ms (${Math.round(baseP50)} ms before), max ${Math.round(latencies.at(-1) ?? 0)} ms (${latencies.length} calls)`,
       )
       expect.soft(share, "the front's CPU during the flood, in cores").toBeLessThan(0.5)
-      expect.soft(p50, "tenant b's echo p50, ms").toBeLessThan(25)
+      // Unwalled, 186 ms at p50 on a quiet machine (5 ms walled): never above 150 ms, whatever the baseline.
+      expect.soft(p50, `tenant b's echo p50, ms (${Math.round(baseP50)} ms before the flood)`).toBeLessThan(Math.min(3 * baseP50 + 15, 150))
       await stillServes(host)
     })
   })

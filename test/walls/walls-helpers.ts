@@ -240,7 +240,7 @@ export async function peaks<T>(host: Host, during: () => Promise<T>): Promise<{ 
 
 /**
  * Under strict, `tool` writes one line on its channel (fd 3) while tenant b's echo runs
- * `afterMs` later: the echo answers right within a second, and neither the front nor the
+ * `afterMs` later: the echo answers right within 2 s, and neither the front nor the
  * spawner passes 512 MB (stop 29: lines that are cheap to write and dear to parse).
  */
 export async function channelLineBesideEcho(tool: string, afterMs: number): Promise<void> {
@@ -259,7 +259,8 @@ export async function channelLineBesideEcho(tool: string, afterMs: number): Prom
     expect
       .soft('error' in result.victim ? result.victim : result.victim.body, "tenant b's echo (3 s deadline)")
       .toEqual({ v: 2, kind: 'result', output: { input: { victim: 1 }, tenantId: 'tenant-b' } })
-    expect.soft(result.victimMs, "tenant b's echo, ms").toBeLessThan(1_000)
+    // Unwalled, seconds, past its 3 s deadline; walled, ms on a quiet machine: 2 s leaves a loaded one room.
+    expect.soft(result.victimMs, "tenant b's echo, ms").toBeLessThan(2_000)
     expect.soft(front, 'front peak RSS, MB').toBeLessThan(512)
     expect.soft(spawner, 'spawner peak RSS, MB').toBeLessThan(512)
     await stillServes(host)
