@@ -8,7 +8,7 @@
 // process, strict or warm, starts in a Landlock domain of its own where the kernel has one
 // (landlock.ts): it can signal, reach the abstract sockets of, or write the /proc entries of no
 // process outside it.
-import { lstatSync, readdirSync, realpathSync } from 'node:fs'
+import { readdirSync, realpathSync } from 'node:fs'
 import { dirname, relative, resolve, sep } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import type { Config } from '../config.js'
@@ -23,7 +23,7 @@ const PACKAGE_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..'
 
 function real(path: string): string {
   try {
-    return realpathSync(path)
+    return realpathSync.native(path)
   } catch {
     return path
   }
@@ -125,12 +125,16 @@ export function everywhereBut(given: string[]): string[] {
     return hidden.some((h) => within(target, h) || within(h, target))
   }
   // Aliases of hidden paths through links near the root: hide them under those names too.
-  for (const top of safeList('/')) {
-    for (const candidate of [`/${top}`, ...safeList(`/${top}`).map((name) => `/${top}/${name}`)]) {
-      if (!isLink(candidate) || !leadsIn(candidate)) continue
-      const target = real(candidate)
-      for (const h of [...hidden]) if (within(h, target)) hidden.push(candidate + h.slice(target.length))
-      hidden.push(candidate)
+  for (const top of listed('/')) {
+    // What lies in a hidden folder is hidden whatever its name: not looked at (/proc's thousands).
+    const inHidden = hidden.some((h) => within(`/${top.name}`, h))
+    const below = inHidden ? [] : listed(`/${top.name}`).map((entry) => ({ path: `/${top.name}/${entry.name}`, link: entry.link }))
+    for (const candidate of [{ path: `/${top.name}`, link: top.link }, ...below]) {
+      if (!candidate.link || !leadsIn(candidate.path)) continue
+      const path = candidate.path
+      const target = real(path)
+      for (const h of [...hidden]) if (within(h, target)) hidden.push(path + h.slice(target.length))
+      hidden.push(path)
     }
   }
   const allowed = new Set<string>(['/'])
@@ -142,9 +146,9 @@ export function everywhereBut(given: string[]): string[] {
       if (allowed.has(folder)) {
         // Allowed whole so far: allow its entries one by one instead, so one can be left out.
         allowed.delete(folder)
-        for (const name of safeList(folder)) {
+        for (const { name, link } of listed(folder)) {
           const entry = join(folder, name)
-          if (!isLink(entry) || !leadsIn(entry)) allowed.add(entry)
+          if (!link || !leadsIn(entry)) allowed.add(entry)
         }
       } else if (![...allowed].some((p) => p.startsWith(join(folder, '')))) {
         break // hidden already, or never there
@@ -156,19 +160,15 @@ export function everywhereBut(given: string[]): string[] {
   return [...allowed].sort()
 }
 
-function safeList(folder: string): string[] {
+/**
+ * The entries of `folder`, each with whether it is a symbolic link: from the listing itself, not
+ * an lstat of each (the front does this at every pack process's start, and /tmp may hold thousands).
+ */
+function listed(folder: string): Array<{ name: string; link: boolean }> {
   try {
-    return readdirSync(folder)
+    return readdirSync(folder, { withFileTypes: true }).map((entry) => ({ name: entry.name, link: entry.isSymbolicLink() }))
   } catch {
     return [] // not a folder we can list: nothing below it is allowed
-  }
-}
-
-function isLink(path: string): boolean {
-  try {
-    return lstatSync(path).isSymbolicLink()
-  } catch {
-    return false
   }
 }
 
