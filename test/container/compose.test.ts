@@ -228,7 +228,7 @@ describe.skipIf(engine.skip !== undefined)('docker compose --profile scale up: t
       )
     }
     console.log(
-      `container tests: rehearsal slow calls (2.5 s each, one on the drained replica): ${slowCalls.map((s) => `${s.status} in ${s.ms.toFixed(0)} ms`).join(', ')}`,
+      `container tests: rehearsal slow calls (4 s each, one on the drained replica): ${slowCalls.map((s) => `${s.status} in ${s.ms.toFixed(0)} ms`).join(', ')}`,
     )
   })
 })
