@@ -1,9 +1,9 @@
 import { spawnSync } from 'node:child_process'
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, it, onTestFinished } from 'vitest'
-import { callFolderEnv, strictCommand } from '../../src/pool/strict-flags.js'
+import { callFolderEnv, everywhereBut, strictCommand } from '../../src/pool/strict-flags.js'
 
 describe("a strict process's call folder is granted in its environment, not on its command line", () => {
   it('the process may write its folder (a name with a space and a quote) and nothing beside it; the command line never names the folder', () => {
@@ -30,5 +30,28 @@ describe("a strict process's call folder is granted in its environment, not on i
     expect(callFolderEnv('/t/call-1', { NODE_OPTIONS: '--trace-warnings' }).NODE_OPTIONS).toBe(
       '--trace-warnings "--allow-fs-read=/t/call-1" "--allow-fs-read=/t/call-1/*" "--allow-fs-write=/t/call-1" "--allow-fs-write=/t/call-1/*"',
     )
+  })
+})
+
+describe("a warm pack process's read grants: everywhere but the hidden paths", () => {
+  it('leave out a hidden folder and a link one level below a top folder that leads into it, and keep its siblings', () => {
+    // In the system's temp folder: one level below a top folder, as /var/run is.
+    const dir = mkdtempSync(join(tmpdir(), 'kph-everywhere-'))
+    const secret = join(dir, 'secret')
+    mkdirSync(secret)
+    mkdirSync(join(dir, 'sibling'))
+    const link = `${dir}-link`
+    symlinkSync(secret, link)
+    onTestFinished(() => {
+      rmSync(link, { force: true })
+      rmSync(dir, { recursive: true, force: true })
+    })
+    const granted = everywhereBut(['/proc', secret])
+    const covers = (path: string) => granted.some((g) => path === g || path.startsWith(`${g}/`))
+    expect(covers('/proc/self/environ')).toBe(false)
+    expect(covers(join(secret, 'token'))).toBe(false)
+    expect(covers(join(link, 'token')), 'the link into the hidden folder').toBe(false)
+    expect(covers(join(dir, 'sibling', 'x'))).toBe(true)
+    expect(covers('/etc/hostname')).toBe(true)
   })
 })
