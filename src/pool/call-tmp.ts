@@ -6,15 +6,20 @@
 // 0300: enter and make, never read): a warm pack process, which runs as that user and may read
 // the rest of /tmp, listed the root and read and overwrote a running strict call's files (stop
 // 27). Only a process with CAP_DAC_OVERRIDE (root) lists it still; the image runs without.
+// The root is this module's alone: made here, made again here should a /tmp cleaner take it
+// (the spawner makes only the call's own folder in it, so nothing makes it after it went), and
+// removed with the pool that made it, or with the process should it exit without closing that
+// pool (it could not listen, a signal came while the pack loaded): each such start left one
+// in /tmp before.
 import { randomUUID } from 'node:crypto'
-import { chmodSync, mkdirSync } from 'node:fs'
+import { chmodSync, existsSync, mkdirSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { removeFolder } from './remove-folder.js'
 
 export type CallTmp = {
   /** The folder every call's folder is made in. */
   root: string
-  /** A fresh folder's path under the root, not made yet. */
+  /** A fresh folder's path under the root, not made yet (the root is, unless closed). */
   reserve(): string
   /** Removes the root and whatever is left in it. */
   close(): Promise<void>
@@ -22,14 +27,35 @@ export type CallTmp = {
 
 export function createCallTmp(): CallTmp {
   const base = `${tmpdir()}/kindgi-pack-host-${process.pid}-${randomUUID().slice(0, 8)}`
-  mkdirSync(base, { recursive: true, mode: 0o700 })
-  chmodSync(base, 0o300)
+  const make = () => {
+    mkdirSync(base, { recursive: true, mode: 0o700 })
+    chmodSync(base, 0o300)
+  }
+  make()
+  let closed = false
+  const atExit = () => removeNow(base)
+  process.once('exit', atExit)
   return {
     root: base,
-    reserve: () => `${base}/call-${randomUUID()}`,
+    reserve() {
+      if (!closed && !existsSync(base)) make()
+      return `${base}/call-${randomUUID()}`
+    },
     async close() {
+      closed = true
+      process.off('exit', atExit)
       // What is left, whatever modes its calls left behind; a root that will not go stays, said nowhere: the service is ending.
       await removeFolder(base)
     },
+  }
+}
+
+/** At exit only synchronous work runs: the root back to its owner's permissions, then Node's removal. */
+function removeNow(root: string): void {
+  try {
+    chmodSync(root, 0o700)
+    rmSync(root, { recursive: true, force: true })
+  } catch {
+    // The process is ending, and what will not go (a call's folder its pack code locked) stays.
   }
 }

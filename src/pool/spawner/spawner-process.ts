@@ -12,8 +12,7 @@
 // after it has gone, its first message, its end once it has answered. The front's own event loop
 // does none of that, and no message crosses for it.
 import { spawn, type ChildProcess } from 'node:child_process'
-import { chmodSync, existsSync, mkdirSync } from 'node:fs'
-import { dirname } from 'node:path'
+import { existsSync, mkdirSync } from 'node:fs'
 import type { Readable, Writable } from 'node:stream'
 import { MAX_LINE } from '../../protocol/channel-limits.js'
 import { openFrames, type FrameChannel } from '../../protocol/frame-channel.js'
@@ -90,10 +89,9 @@ function start(message: Extract<ToSpawner, { t: 'start' }>): void {
   const { id, folder } = message
   if (folder !== undefined) {
     try {
-      // With the folders' root, should it have gone (a /tmp cleaner): the next start heals it,
-      // a root no process of the user can list (call-tmp.ts).
-      const made = mkdirSync(folder, { recursive: true, mode: 0o700 })
-      if (made !== undefined && made !== folder) chmodSync(dirname(folder), 0o300)
+      // Not its root: that is the front's to make (call-tmp.ts), and one made here after the
+      // front removed it, for a start already on its way, was left behind.
+      mkdirSync(folder, { mode: 0o700 })
     } catch (err) {
       toFront({ t: 'exit', id, code: null, signal: null, unreadable: false, notStarted: `its tmpDir could not be made: ${(err as Error).message}` })
       return

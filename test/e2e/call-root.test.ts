@@ -1,0 +1,52 @@
+// The root of strict calls' folders (src/pool/call-tmp.ts) leaves with the service, also when it
+// exits without closing its pool: a service that cannot listen, or one stopped while its pack
+// loads, left one behind in the temporary folder at each start.
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs'
+import { createServer } from 'node:net'
+import type { AddressInfo } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, describe, expect, it } from 'vitest'
+import { FIXTURES, settled, spawnHost, within } from '../helpers/host.js'
+
+// The service's temporary folder (TMPDIR): its own, so that what is left in it is the service's.
+const tmp = mkdtempSync(join(tmpdir(), 'kph-call-root-'))
+afterAll(() => rmSync(tmp, { recursive: true, force: true }))
+
+/** The call roots left in `dir`, once nothing has changed there for half a second (the spawner may still be ending). */
+async function rootsLeft(dir: string): Promise<string[]> {
+  const roots = () => readdirSync(dir).filter((name) => name.startsWith('kindgi-pack-host-'))
+  await settled(() => roots().join('\n'), 500, 5_000)
+  return roots()
+}
+
+describe('a service that cannot listen', () => {
+  it('exits 1 and leaves no folder of its strict calls behind', async () => {
+    const dir = mkdtempSync(join(tmp, 'listen-'))
+    const blocker = createServer()
+    await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve))
+    try {
+      // Strict: spares, each with its folder in the root, are started while the pack loads.
+      const port = String((blocker.address() as AddressInfo).port)
+      const host = await spawnHost({ waitListening: false, env: { PORT: port, TMPDIR: dir, KINDGI_PACK_SANDBOX: 'strict' } })
+      expect(await host.exited).toBe(1)
+      expect(host.lines.find((l) => l.kind === 'boot-failed')).toBeDefined()
+      expect(await rootsLeft(dir)).toEqual([])
+    } finally {
+      blocker.close()
+    }
+  })
+})
+
+describe('a service stopped while its pack loads', () => {
+  it('exits at once and leaves no folder of its strict calls behind', async () => {
+    const dir = mkdtempSync(join(tmp, 'boot-'))
+    const host = await spawnHost({ waitListening: false, index: `${FIXTURES}/slow-load-pack/index.json`, env: { TMPDIR: dir } })
+    // The root is made as the pool starts, before the pack's modules load (700 ms for this one).
+    expect(await within(10_000, () => readdirSync(dir).length > 0)).toBe(true)
+    host.proc.kill('SIGTERM')
+    expect(await host.exited).toBe(0)
+    expect(host.lines.some((l) => l.kind === 'listening')).toBe(false)
+    expect(await rootsLeft(dir)).toEqual([])
+  })
+})
