@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process'
-import { chownSync, existsSync, mkdirSync, writeFileSync } from 'node:fs'
+import { chownSync, existsSync, mkdirSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { describe, expect, it, onTestFinished } from 'vitest'
 import { createCallTmp } from '../../src/pool/call-tmp.js'
 
@@ -30,6 +30,19 @@ describe("strict calls' folders live in a root no process of the service's user 
     mkdirSync(folder)
     writeFileSync(`${folder}/left`, 'x')
     await tmp.close()
+    expect(existsSync(tmp.root)).toBe(false)
+  })
+})
+
+describe("the root is the front's to make", () => {
+  it('a root something removed is made again, unlistable, by the next reservation, and never after close', async () => {
+    const tmp = createCallTmp()
+    rmSync(tmp.root, { recursive: true, force: true })
+    const folder = tmp.reserve()
+    expect(statSync(tmp.root).mode & 0o777).toBe(0o300)
+    expect(folder.startsWith(`${tmp.root}/call-`)).toBe(true)
+    await tmp.close()
+    tmp.reserve()
     expect(existsSync(tmp.root)).toBe(false)
   })
 })
