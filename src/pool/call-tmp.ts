@@ -52,10 +52,14 @@ export function createCallTmp(): CallTmp {
 
 /** At exit only synchronous work runs: the root back to its owner's permissions, then Node's removal. */
 function removeNow(root: string): void {
-  try {
-    chmodSync(root, 0o700)
-    rmSync(root, { recursive: true, force: true })
-  } catch {
-    // The process is ending, and what will not go (a call's folder its pack code locked) stays.
+  // Again while it is there: Node's removal gives up without a word when the spawner removes a
+  // call's folder in it meanwhile (remove-folder.ts).
+  for (let attempt = 0; attempt < 3 && existsSync(root); attempt++) {
+    try {
+      chmodSync(root, 0o700)
+      rmSync(root, { recursive: true, force: true })
+    } catch {
+      // The process is ending, and what will not go (a call's folder its pack code locked) stays.
+    }
   }
 }

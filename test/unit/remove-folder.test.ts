@@ -2,9 +2,12 @@
 // sub-folder its call made read-only once threw in the spawner and ended it (stop 29). The
 // walk that gives folders back their permissions never follows a link out of the folder, and
 // runs off the event loop.
+import { spawnSync } from 'node:child_process'
 import { chmodSync, existsSync, lstatSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { Worker } from 'node:worker_threads'
 import { describe, expect, it, onTestFinished } from 'vitest'
 import { removeFolder } from '../../src/pool/remove-folder.js'
 
@@ -46,5 +49,71 @@ describe('a call folder is removed whatever its call left in it', () => {
 
   it('a folder that is not there is no error', async () => {
     expect(await removeFolder(join(scratch(), 'never-made'))).toEqual({ kind: 'ok' })
+  })
+})
+
+/** A thread that removes `paths` one by one when told to, and says when it has. */
+function otherRemover(paths: string[]): { go: () => Promise<void>; end: () => Promise<number> } {
+  const code = `const { rmSync } = require('node:fs'); const { parentPort, workerData } = require('node:worker_threads')
+    parentPort.once('message', () => { for (const p of workerData) rmSync(p, { recursive: true, force: true }); parentPort.postMessage('done') })`
+  const worker = new Worker(code, { eval: true, workerData: paths })
+  const online = new Promise((resolve) => worker.once('online', resolve))
+  return {
+    go: async () => {
+      await online
+      const done = new Promise<void>((resolve) => worker.once('message', () => resolve()))
+      worker.postMessage('go')
+      await done
+    },
+    end: () => worker.terminate(),
+  }
+}
+
+describe('a removal raced by another remover of what is in the folder', () => {
+  it('still removes the folder (Node gives up without a word; five rounds, 200 sub-folders each)', async () => {
+    // Its thread started first, so both removals run at once.
+    const warm = join(scratch(), 'warm')
+    mkdirSync(join(warm, 'x'), { recursive: true })
+    expect(await removeFolder(warm)).toEqual({ kind: 'ok' })
+    for (let round = 0; round < 5; round++) {
+      const folder = join(scratch(), 'call')
+      const subs = Array.from({ length: 200 }, (_, i) => join(folder, `d${i}`))
+      for (const sub of subs) {
+        mkdirSync(join(sub, 'e'), { recursive: true })
+        writeFileSync(join(sub, 'e', 'f'), 'x')
+      }
+      const other = otherRemover(subs)
+      try {
+        const [removal] = await Promise.all([removeFolder(folder), other.go()])
+        expect(removal, `round ${round}`).toEqual({ kind: 'ok' })
+        expect(existsSync(folder), `round ${round}`).toBe(false)
+      } finally {
+        await other.end()
+      }
+    }
+  })
+})
+
+describe('the removal thread keeps nothing alive', () => {
+  it('a process that removed a folder on it ends on its own, as a script file and as --input-type=module code', () => {
+    const base = scratch()
+    const module = fileURLToPath(new URL('../../dist/src/pool/remove-folder.js', import.meta.url))
+    // The script holds a timer while it waits (the thread alone must not keep it alive), then lets go.
+    const script = (folder: string) =>
+      `const { removeFolder } = await import(${JSON.stringify(module)}); const hold = setInterval(() => {}, 1000)
+      console.log(JSON.stringify(await removeFolder(${JSON.stringify(folder)}))); clearInterval(hold)`
+    const file = join(base, 'remove.mjs')
+    writeFileSync(file, script(join(base, 'one')))
+    const ways = [
+      { name: 'a script file', folder: join(base, 'one'), args: [file] },
+      { name: '--input-type=module', folder: join(base, 'two'), args: ['--input-type=module', '-e', script(join(base, 'two'))] },
+    ]
+    for (const way of ways) {
+      mkdirSync(join(way.folder, 'left'), { recursive: true })
+      const run = spawnSync(process.execPath, way.args, { encoding: 'utf8', timeout: 10_000 })
+      expect(run.signal, `${way.name}: killed at the 10-s timeout, it did not end`).toBeNull()
+      expect(run.stdout.trim(), way.name).toBe('{"kind":"ok"}')
+      expect(existsSync(way.folder), way.name).toBe(false)
+    }
   })
 })
