@@ -2,16 +2,18 @@
 // bundles (here made by esbuild from the TypeScript fixture pack) serves an index that names
 // the sources. A module the map covers loads from its bundle; one it does not resolves as named.
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { build } from 'esbuild'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { PROJECT_ID, runCli } from '../helpers/cli.js'
 import { checkInvoke, FIXTURES, invoke, spawnHost, type Host } from '../helpers/host.js'
+import { tempDirs } from '../helpers/temp-dir.js'
 
 const TS_PACK = join(FIXTURES, 'ts-pack')
+// Removed after the afterAll below has stopped the hosts.
+const tempDir = tempDirs()
 /** An image's layout: the index and the bundles, none of the TypeScript sources. */
-const image = mkdtempSync(join(tmpdir(), 'kph-bundles-'))
+const image = tempDir('kph-bundles-')
 const INDEX = join(image, 'index.json')
 const MAP = join(image, 'bundle-map.json')
 const MAPPED = { 'tools/greet.ts': 'bundles/greet.js', 'tools/paint.mts': 'bundles/paint.js', 'checks/short-enough.ts': 'bundles/short-enough.js' }

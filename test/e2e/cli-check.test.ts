@@ -1,12 +1,13 @@
 // `kindgi-pack-host check` and `manifests` as an operator runs them: the built binary on
 // fixture packs, exit codes, problems with their JSON paths, and `--fix` on a copy.
-import { cpSync, mkdtempSync, readFileSync } from 'node:fs'
+import { cpSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { canonicalIndex } from '../../src/cli/canonical-json.js'
 import { CLI_BROKEN_PACK, CLI_PACK, PROJECT_ID, runCli } from '../helpers/cli.js'
 import { FIXTURES } from '../helpers/host.js'
+import { tempDirs } from '../helpers/temp-dir.js'
 
 type Problem = { path: string; message: string }
 const problemsOf = (stdout: string) => (JSON.parse(stdout) as { ok: boolean; problems: Problem[] }).problems
@@ -81,8 +82,9 @@ describe('check on a broken pack', () => {
 })
 
 describe('check --fix', () => {
+  const tempDir = tempDirs()
   it('rewrites the index in canonical form; the problems left are the ones it cannot fix', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'kph-fix-'))
+    const dir = tempDir('kph-fix-')
     cpSync(join(FIXTURES, 'cli-broken-pack'), dir, { recursive: true })
     const index = join(dir, 'index.json')
     const before = JSON.parse(readFileSync(index, 'utf8'))
@@ -99,7 +101,7 @@ describe('check --fix', () => {
     expect(again.stderr).not.toContain('Rewrote')
   })
   it('leaves a canonical index byte for byte as it was', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'kph-fix-'))
+    const dir = tempDir('kph-fix-')
     cpSync(join(FIXTURES, 'cli-pack'), dir, { recursive: true })
     const before = readFileSync(join(dir, 'index.json'), 'utf8')
     expect((await runCli(['check', '--index', join(dir, 'index.json'), '--fix'])).code).toBe(0)

@@ -1,12 +1,12 @@
 // `kindgi-pack-host register` against a fake runtime on loopback: what it sends (headers,
 // bodies, keys), and what it does with every documented answer of POST /v1/tools.
-import { mkdtempSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { registrationKey } from '../../src/cli/idempotency.js'
 import { CLI_PACK, PROJECT_ID, runCli } from '../helpers/cli.js'
 import { registered, runtimeError, startFakeRuntime, type FakeRuntime, type Script } from '../helpers/fake-runtime.js'
+import { tempDirs } from '../helpers/temp-dir.js'
 
 const TOKEN = 'api-token-for-tests-0123'
 const TOOLS = ['acme.echo', 'acme.fetch-page', 'acme.ledger', 'acme.mailbox', 'acme.stamp', 'acme.wait']
@@ -27,6 +27,7 @@ async function register(script: Script, extraArgs: string[] = [], env: Record<st
 }
 
 describe('what register sends', () => {
+  const tempDir = tempDirs()
   it('one POST /v1/tools per tool: Bearer token, JSON body equal to the manifest, and the derived Idempotency-Key', async () => {
     const printed = await runCli(['manifests', '--index', CLI_PACK, '--project-id', PROJECT_ID, '--image', 'registry.example/acme/pack:1.4.0'])
     const { code, stdout, stderr, runtime } = await register(registered, ['--image', 'registry.example/acme/pack:1.4.0'])
@@ -54,7 +55,7 @@ describe('what register sends', () => {
   })
 
   it('reads the token from KINDGI_API_TOKEN_FILE or --token-file, trimmed', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'kph-register-'))
+    const dir = tempDir('kph-register-')
     writeFileSync(join(dir, 'token'), 'from-a-file\n')
     const fromEnv = await register(registered, [], { KINDGI_API_TOKEN_FILE: join(dir, 'token') })
     expect(fromEnv.code).toBe(0)

@@ -1,10 +1,10 @@
 // docs/spec/CONTRACT.md §4: required env names, the strict and warn checks, the env filter and its
 // env-dropped line (at boot, and under --watch only when the withheld names change).
-import { cpSync, mkdtempSync, readFileSync, renameSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { cpSync, readFileSync, renameSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { baseEnv, FIXTURES, invoke, request, sleep, spawnHost } from '../helpers/host.js'
+import { tempDirs } from '../helpers/temp-dir.js'
 
 describe('a required env name that is missing', () => {
   it('under strict: /readyz and invokes answer 503 missing env with sorted names; info lists them; logged once', async () => {
@@ -126,6 +126,7 @@ describe('the env filter', () => {
 })
 
 describe('env-dropped under --watch', () => {
+  const tempDir = tempDirs()
   /** Saves the index as editors do: a new file renamed over the old one. */
   function save(index: string, change: (index: { artifactVersion: string; env: { optional: string[] } }) => void): void {
     const parsed = JSON.parse(readFileSync(index, 'utf8'))
@@ -134,7 +135,7 @@ describe('env-dropped under --watch', () => {
     renameSync(`${index}.tmp`, index)
   }
   it('a reload that withholds the same names writes no new line; one that withholds fewer writes them', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'kph-env-watch-'))
+    const dir = tempDir('kph-env-watch-')
     cpSync(join(FIXTURES, 'reload-pack'), dir, { recursive: true })
     const index = join(dir, 'index.json')
     const host = await spawnHost({ args: ['--index', index, '--host', '127.0.0.1', '--watch'], env: { RELOAD_SECRET: 'leak' } })

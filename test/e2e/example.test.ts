@@ -3,12 +3,12 @@
 // line for line (with curl), and the example shows a TypeScript tool typed with the package's
 // types, a check, and a tool that logs with ctx.log; with --watch a save of the tool is served.
 import { spawnSync } from 'node:child_process'
-import { cpSync, mkdtempSync, readFileSync, renameSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { cpSync, readFileSync, renameSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { matchesReadme, readmeCurlSession } from '../container/readme-run.js'
 import { checkInvoke, invoke, request, ROOT, spawnHost, TOKEN as TEST_TOKEN, type Host } from '../helpers/host.js'
+import { tempDirs } from '../helpers/temp-dir.js'
 
 type Start = { env: Record<string, string>; args: string[] }
 
@@ -88,8 +88,9 @@ describe('npm start: examples/hello-pack, as the README shows it', () => {
 })
 
 describe("npm start's --watch, on a copy of the example", () => {
+  const tempDir = tempDirs()
   it('a save of the TypeScript tool is served', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'kph-example-'))
+    const dir = tempDir('kph-example-')
     cpSync(join(ROOT, 'examples/hello-pack'), dir, { recursive: true })
     const args = start.args.map((a) => (a === 'examples/hello-pack/index.json' ? join(dir, 'index.json') : a))
     const host = await spawnHost({ args: [...args, '--host', '127.0.0.1'], env: { ...start.env, PORT: '0', KINDGI_PACK_SERVICE_TOKEN: TEST_TOKEN } })

@@ -2,19 +2,20 @@
 // environment, read from the Dockerfile itself, on a copy of the image's /app layout (the pack
 // at /app/pack, /app/index.json linking into it, the token in a secret file), on loopback.
 import { spawnSync } from 'node:child_process'
-import { cpSync, mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from 'node:fs'
+import { cpSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs'
 import { createServer } from 'node:net'
-import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { readDockerfile } from '../helpers/dockerfile.js'
 import { BIN, request, ROOT, spawnHost, type Host } from '../helpers/host.js'
+import { tempDirs } from '../helpers/temp-dir.js'
 
 const dockerfile = readDockerfile(join(ROOT, 'docker/Dockerfile'))
 const IMAGE_TOKEN = 'image-token-from-a-secret-file'
 
-/** Where the image's absolute paths land in this test's copy of the layout. */
-const root = mkdtempSync(join(tmpdir(), 'kph-image-'))
+/** Where the image's absolute paths land in this test's copy of the layout; removed after the afterAll below has stopped the host. */
+const tempDir = tempDirs()
+const root = tempDir('kph-image-')
 const MOUNTS: Array<[string, string]> = [
   ['/app', join(root, 'app')],
   ['/run/secrets', join(root, 'secrets')],

@@ -2,12 +2,14 @@
 // reaches the token by no means, writes only in ctx.tmpDir, spawns nothing and keeps no
 // state; memMB, cpuMs and network none hold; every escape leaves the service serving.
 import { createHash } from 'node:crypto'
-import { cpSync, existsSync, mkdtempSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { cpSync, existsSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { FIXTURES, invoke, sleep, within, spawnHost, TOKEN, sharedHost, type Host } from '../helpers/host.js'
+import { tempDirs } from '../helpers/temp-dir.js'
 
+// Removed after the file, once the hosts of every describe have stopped.
+const tempDir = tempDirs()
 const HOSTILE = `${FIXTURES}/hostile-pack/index.json`
 const sha = (s: string) => createHash('sha256').update(s).digest('hex')
 
@@ -74,7 +76,7 @@ describe('under KINDGI_PACK_SANDBOX=strict the token is out of reach', () => {
     await servesNormally(host)
   })
   it('a handler writes in its own ctx.tmpDir, nowhere else, and the folder is gone after the call', async () => {
-    const outside = join(mkdtempSync(join(tmpdir(), 'kph-escape-')), 'escaped.txt')
+    const outside = join(tempDir('kph-escape-'), 'escaped.txt')
     const res = await invoke(host, 'write', { path: outside })
     // The permission model answers: the call's process may write its own folder and nothing else.
     expect(res.body.output).toMatchObject({ inside: 'mine', outside: 'denied: ERR_ACCESS_DENIED' })
@@ -109,7 +111,7 @@ describe('under KINDGI_PACK_SANDBOX=strict the token is out of reach', () => {
 
 describe('under KINDGI_PACK_SANDBOX=strict a token file is out of reach too', () => {
   it('the file the token was read from cannot be read by pack code', async () => {
-    const file = join(mkdtempSync(join(tmpdir(), 'kph-secret-')), 'token')
+    const file = join(tempDir('kph-secret-'), 'token')
     writeFileSync(file, `${TOKEN}\n`)
     const host = await spawnHost({
       index: HOSTILE,
@@ -123,7 +125,7 @@ describe('under KINDGI_PACK_SANDBOX=strict a token file is out of reach too', ()
     }
   })
   it('a token file inside the pack folder is refused at start, since pack code may read there', async () => {
-    const pack = mkdtempSync(join(tmpdir(), 'kph-pack-'))
+    const pack = tempDir('kph-pack-')
     cpSync(`${FIXTURES}/hostile-pack`, pack, { recursive: true })
     writeFileSync(join(pack, 'token'), TOKEN)
     const host = await spawnHost({

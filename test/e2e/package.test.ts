@@ -2,13 +2,15 @@
 // an empty folder, where a TypeScript pack importing defineTool and ToolContext from
 // kindgi-pack-host type-checks with `tsc --noEmit` and is served by `npx kindgi-pack-host`.
 import { execFileSync, spawnSync } from 'node:child_process'
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { invoke, request, ROOT, spawnHost, type Host } from '../helpers/host.js'
+import { tempDirs } from '../helpers/temp-dir.js'
 
-const author = mkdtempSync(join(tmpdir(), 'kph-author-'))
+// Removed after the afterAll below has stopped the host served from it.
+const tempDir = tempDirs()
+const author = tempDir('kph-author-')
 const NPM_QUIET = ['--no-audit', '--no-fund', '--prefer-offline', '--loglevel=error']
 
 const TOOL = `import { defineTool, type ToolContext } from 'kindgi-pack-host'

@@ -1,11 +1,14 @@
 // docs/spec/CONTRACT.md §6 postures on a service whose least posture is none: each tool's own sandbox
 // decides where it runs, and a worker never runs two calls at once.
-import { existsSync, mkdtempSync } from 'node:fs'
+import { existsSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { invoke, within, sharedHost } from '../helpers/host.js'
+import { tempDirs } from '../helpers/temp-dir.js'
 
+// Removed after the shared host has stopped.
+const tempDir = tempDirs()
 const host = sharedHost()
 
 describe('context-isolated', () => {
@@ -26,7 +29,7 @@ describe('context-isolated', () => {
 
 describe("strict, as a tool's own posture", () => {
   it('gives every call a fresh worker, its own tmpDir removed afterwards, no writes elsewhere and no process spawning', async () => {
-    const outside = join(mkdtempSync(join(tmpdir(), 'kph-strict-')), 'escaped.txt')
+    const outside = join(tempDir('kph-strict-'), 'escaped.txt')
     const a = (await invoke(host, 'strict-probe', { outside })).body.output
     const b = (await invoke(host, 'strict-probe', { outside })).body.output
     expect(a.writes).toEqual({ inside: 'written', outside: 'ERR_ACCESS_DENIED', outsidePromise: 'ERR_ACCESS_DENIED' })

@@ -1,15 +1,16 @@
 // docs/spec/CONTRACT.md §1: arguments and environment, config-invalid and boot-failed as one line each,
 // listening only after every module loaded, and the SIGTERM/SIGINT drain.
-import { closeSync, constants, existsSync, mkdtempSync, openSync, readFileSync, readSync, statSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { closeSync, constants, existsSync, openSync, readFileSync, readSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { createServer } from 'node:net'
 import type { AddressInfo } from 'node:net'
 import { describe, expect, it } from 'vitest'
 import { execFileSync, spawn } from 'node:child_process'
 import { BASIC_INDEX, BIN, baseEnv, FIXTURES, invoke, request, sleep, spawnHost, TOKEN, within } from '../helpers/host.js'
+import { tempDirs } from '../helpers/temp-dir.js'
 
-const dir = mkdtempSync(join(tmpdir(), 'kph-process-'))
+const tempDir = tempDirs()
+const dir = tempDir('kph-process-')
 
 describe('config-invalid', () => {
   it('collects every bad setting into one line and exits 1', async () => {

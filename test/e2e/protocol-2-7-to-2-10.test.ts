@@ -1,13 +1,14 @@
 // docs/spec/CONTRACT.md §3 and §7 (protocol 2.7–2.10): tenant pinning, pause, connections, tool files,
 // and no secret in any line the service writes.
-import { existsSync, mkdtempSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startFakeFileStore, type FakeFileStore } from '../helpers/fake-file-store.js'
 import { invoke, request, sleep, within, spawnHost, TOKEN, sharedHost, type Host } from '../helpers/host.js'
+import { tempDirs } from '../helpers/temp-dir.js'
 
-const dir = mkdtempSync(join(tmpdir(), 'kph-2x-'))
+const tempDir = tempDirs()
+const dir = tempDir('kph-2x-')
 
 describe('tenant pinning (2.7.0)', () => {
   const host = sharedHost({ env: { KINDGI_PACK_TENANT_ID: 'acme' } })

@@ -1,13 +1,15 @@
 // docs/spec/CONTRACT.md §6 for the warm postures: deadlines, callers leaving, the cap, dying workers,
 // stdio, and what a handler's ctx holds.
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { invoke, invokeThenLeave, post, sleep, within, spawnHost, sharedHost, TOKEN } from '../helpers/host.js'
+import { tempDirs } from '../helpers/temp-dir.js'
 
 const CAP = 4
-const dir = mkdtempSync(join(tmpdir(), 'kph-running-'))
+// Removed after the shared host has stopped.
+const tempDir = tempDirs()
+const dir = tempDir('kph-running-')
 const host = sharedHost({ env: { KINDGI_PACK_SERVICE_MAX_CONCURRENCY: String(CAP), KINDGI_PACK_SECRET_NOT: 'x' } })
 
 describe('deadlines', () => {

@@ -2,16 +2,18 @@
 // .cts load in the workers, with imports between TypeScript files and syntax that is more than
 // annotations (an enum, a namespace, parameter properties), in every posture, under --watch
 // and in `check`; a handler's stack points at the .ts source.
-import { cpSync, mkdtempSync, readFileSync, renameSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { cpSync, readFileSync, renameSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { runCli } from '../helpers/cli.js'
 import { checkInvoke, FIXTURES, invoke, spawnHost, type Host } from '../helpers/host.js'
+import { tempDirs } from '../helpers/temp-dir.js'
 
 const TS_PACK = join(FIXTURES, 'ts-pack')
 const TS_INDEX = join(TS_PACK, 'index.json')
 
+// Removed after the afterAll below has stopped the hosts served from them.
+const tempDir = tempDirs()
 const hosts: Host[] = []
 afterAll(async () => {
   await Promise.all(hosts.map((h) => h.stop()))
@@ -53,7 +55,7 @@ describe('a TypeScript pack is served as indexed', () => {
   })
 
   it('outside any package.json, .ts files are ES modules or CommonJS by their syntax, as Node decides', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'kph-ts-'))
+    const dir = tempDir('kph-ts-')
     cpSync(TS_PACK, dir, { recursive: true })
     await expectServed(await serve(join(dir, 'index.json')))
   })
@@ -61,7 +63,7 @@ describe('a TypeScript pack is served as indexed', () => {
 
 describe('a TypeScript module that does not compile', () => {
   it('fails the boot with one line naming the file, the line and the column', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'kph-ts-bad-'))
+    const dir = tempDir('kph-ts-bad-')
     cpSync(TS_PACK, dir, { recursive: true })
     writeFileSync(join(dir, 'lib/format.ts'), 'export function greeting(name: string) {\n  return { text: name + }\n}\n')
     const host = await spawnHost({ args: ['--index', join(dir, 'index.json'), '--host', '127.0.0.1'], waitListening: false })
@@ -84,7 +86,7 @@ describe('kindgi-pack-host check on a TypeScript pack', () => {
 
 describe('--watch with a TypeScript pack', () => {
   it('a changed index reloads and the TypeScript tools are served from the new pack', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'kph-ts-watch-'))
+    const dir = tempDir('kph-ts-watch-')
     cpSync(TS_PACK, dir, { recursive: true })
     const index = join(dir, 'index.json')
     const host = await serve(index, {}, ['--watch'])

@@ -2,12 +2,13 @@
 // file a module imports (TypeScript too), or of a bundle --bundle-map names boots the new pack
 // beside the old one and swaps to it; a broken save keeps the old pack serving; a burst of
 // saves is one reload. Each test starts from its own copy of test/fixtures/module-watch-pack.
-import { cpSync, existsSync, mkdirSync, mkdtempSync, renameSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { cpSync, existsSync, mkdirSync, renameSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { FIXTURES, invoke, request, sleep, spawnHost, type Host, type LogLine } from '../helpers/host.js'
+import { tempDirs } from '../helpers/temp-dir.js'
 
+const tempDir = tempDirs()
 let host: Host | undefined
 afterEach(async () => {
   await host?.stop()
@@ -16,7 +17,7 @@ afterEach(async () => {
 
 /** A fresh copy of the pack and a host serving it with --watch (and `args`). */
 async function watched(env: Record<string, string> = {}, args: (dir: string) => string[] = () => []): Promise<{ host: Host; dir: string }> {
-  const dir = mkdtempSync(join(tmpdir(), 'kph-watch-modules-'))
+  const dir = tempDir('kph-watch-modules-')
   cpSync(join(FIXTURES, 'module-watch-pack'), dir, { recursive: true })
   host = await spawnHost({ args: ['--index', join(dir, 'index.json'), '--host', '127.0.0.1', '--watch', ...args(dir)], env })
   return { host, dir }

@@ -1,14 +1,15 @@
 // --watch (issue 5): a changed index boots a new pool and the front swaps to it once every
 // module has loaded; calls in flight finish on the old pool; a broken index is reported as
 // boot-failed and the old pack keeps serving. Each test starts from its own copy of the pack.
-import { cpSync, existsSync, mkdtempSync, readFileSync, renameSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { cpSync, existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { FIXTURES, invoke, request, sleep, spawnHost, type Host, type LogLine } from '../helpers/host.js'
+import { tempDirs } from '../helpers/temp-dir.js'
 
 type Index = { artifactVersion: string; tools: Array<Record<string, unknown>> }
 
+const tempDir = tempDirs()
 let host: Host | undefined
 afterEach(async () => {
   await host?.stop()
@@ -17,7 +18,7 @@ afterEach(async () => {
 
 /** A fresh copy of the reload pack and a host serving it with --watch. */
 async function watched(env: Record<string, string> = {}): Promise<{ host: Host; dir: string; index: string }> {
-  const dir = mkdtempSync(join(tmpdir(), 'kph-watch-'))
+  const dir = tempDir('kph-watch-')
   cpSync(join(FIXTURES, 'reload-pack'), dir, { recursive: true })
   const index = join(dir, 'index.json')
   host = await spawnHost({ args: ['--index', index, '--host', '127.0.0.1', '--watch'], env })
@@ -143,7 +144,7 @@ describe('a broken index', () => {
 
 describe('without --watch', () => {
   it('a changed index is not picked up', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'kph-nowatch-'))
+    const dir = tempDir('kph-nowatch-')
     cpSync(join(FIXTURES, 'reload-pack'), dir, { recursive: true })
     const index = join(dir, 'index.json')
     host = await spawnHost({ args: ['--index', index, '--host', '127.0.0.1'] })

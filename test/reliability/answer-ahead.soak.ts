@@ -7,12 +7,13 @@
 // 269 of 300 rounds; before the second, 0 to 3 (Node 24), 2 (Node 26). The second case: a taken
 // turn says the call ran, and it is never run again.
 import { describe, expect, it } from 'vitest'
-import { mkdtempSync } from 'node:fs'
-import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { tempDirs } from '../helpers/temp-dir.js'
 import { linePool } from '../unit/warm-pool-helper.js'
 
 const ROUNDS = 300
+// Removed after the pool below is closed.
+const tempDir = tempDirs()
 // One core: the second call of each round waits behind the first, on its worker.
 const { call } = linePool(1, 3)
 
@@ -36,7 +37,7 @@ describe('a call behind another that ends its worker the moment it starts', () =
   it(`never runs a call twice that ran behind another when the call after it ends the worker (${ROUNDS} rounds)`, async () => {
     // [first, second, dying] on one worker: the second takes its turn and runs, and the worker
     // dies before its answer is read. It ran: it must be answered as died, never run again.
-    const dir = mkdtempSync(join(tmpdir(), 'kindgi-twice-'))
+    const dir = tempDir('kindgi-twice-')
     let twice = 0
     for (let i = 0; i < ROUNDS; i++) {
       const first = call({})

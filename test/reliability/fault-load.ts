@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { expect } from 'vitest'
 import { FIXTURES, spawnHost, type Host, within } from '../helpers/host.js'
+import { removeTempDir } from '../helpers/temp-dir.js'
 import { pollHealth } from './driver.js'
 import { admittedOverlap, callLineProblems, countByKind, FAULT_KINDS, outcomeProblem, readJournal, runMix, type Outcome } from './fault-mix.js'
 import { sample, settle, type ProcSample } from './proc.js'
@@ -33,12 +34,15 @@ export type LoadReport = {
   durationMs: number
 }
 
-/** Runs `calls` calls at `concurrency` against `host` (capped at `cap`) and asserts every promise of issue 8. */
+/**
+ * Runs `calls` calls at `concurrency` against `host` (capped at `cap`) and asserts every promise of issue 8.
+ * Its journals go in `dir`, which the host's calls write: the caller removes it once the host is stopped.
+ */
 export async function faultsUnderLoad(
   host: Host,
-  options: { cap: number; calls: number; concurrency: number; timeLimitMs: number; seed: number; settleMs: number },
+  options: { cap: number; calls: number; concurrency: number; timeLimitMs: number; seed: number; settleMs: number; dir: string },
 ): Promise<LoadReport> {
-  const dir = mkdtempSync(join(tmpdir(), 'kph-faults-'))
+  const { dir } = options
   const pid = host.proc.pid!
   const started = Date.now()
 
@@ -140,16 +144,30 @@ export type DrainReport = { calls: number; answered: number; refusedDraining: nu
  * A SIGTERM `afterMs` into a mix of faults at `concurrency`: calls in flight get their right
  * answer, new ones a 503 draining, then `stopped` and exit 0 within the 8 s drain (+ margin).
  */
-export async function drainUnderLoad(options: { cap: number; concurrency: number; afterMs: number; seed: number }): Promise<DrainReport> {
+export async function drainUnderLoad(options: DrainOptions): Promise<DrainReport> {
+  const dir = mkdtempSync(join(tmpdir(), 'kph-drain-'))
+  let host: Host | undefined
+  try {
+    host = await spawnFaultHost(options.cap)
+    return await drainOf(host, join(dir, 'journal'), options)
+  } finally {
+    // The journal's folder goes once the host whose calls write it is gone (it has exited, unless a check failed first).
+    await host?.stop()
+    removeTempDir(dir)
+  }
+}
+
+type DrainOptions = { cap: number; concurrency: number; afterMs: number; seed: number }
+
+async function drainOf(host: Host, journal: string, options: DrainOptions): Promise<DrainReport> {
   const DRAIN_MS = 8_000
-  const host = await spawnFaultHost(options.cap)
   let signal: NodeJS.Signals | null = null
   host.proc.once('exit', (_code, s) => (signal = s))
   let stopSending = false
   const mix = runMix(host, {
     calls: 100_000,
     concurrency: options.concurrency,
-    journal: join(mkdtempSync(join(tmpdir(), 'kph-drain-')), 'journal'),
+    journal,
     seed: options.seed,
     timeLimitMs: options.afterMs + 20_000,
     stop: () => stopSending,

@@ -3,9 +3,12 @@
 // cap holds, no worker leaks, memory stays bounded. `npm run soak` runs it longer.
 import { afterAll, describe, expect, it } from 'vitest'
 import type { Host } from '../helpers/host.js'
+import { tempDirs } from '../helpers/temp-dir.js'
 import { faultsUnderLoad, spawnFaultHost } from './fault-load.js'
 
 const CAP = 16
+// Removed after the afterAll below has stopped the hosts that write in them.
+const tempDir = tempDirs()
 const hosts: Host[] = []
 afterAll(async () => {
   await Promise.all(hosts.map((h) => h.stop()))
@@ -16,7 +19,15 @@ describe('faults under load', () => {
     const host = await spawnFaultHost(CAP)
     hosts.push(host)
     const seed = Number(process.env.KINDGI_FAULT_SEED ?? Date.now() % 1_000_000)
-    const report = await faultsUnderLoad(host, { cap: CAP, calls: 1_000, concurrency: 24, timeLimitMs: 40_000, seed, settleMs: 45_000 })
+    const report = await faultsUnderLoad(host, {
+      cap: CAP,
+      calls: 1_000,
+      concurrency: 24,
+      timeLimitMs: 40_000,
+      seed,
+      settleMs: 45_000,
+      dir: tempDir('kph-faults-'),
+    })
     console.info(`faults under load: ${JSON.stringify(report)}`)
     expect(report.calls).toBeGreaterThanOrEqual(300)
     expect(report.after.threads).toBeLessThanOrEqual(report.before.threads)

@@ -6,6 +6,7 @@ import { anyCase, PINNED_TENANT } from './generators.js'
 import { fuzz, pollHealth, type Hosts } from './driver.js'
 import { drainUnderLoad, faultsUnderLoad, spawnFaultHost, type DrainReport, type LoadReport } from './fault-load.js'
 import { expectEverySlotFree, expectHealthyProcess, startFuzzHosts } from './fuzz-hosts.js'
+import { tempDirs } from '../helpers/temp-dir.js'
 
 const SECONDS = Number(process.env.KINDGI_SOAK_SECONDS ?? 300)
 if (!Number.isFinite(SECONDS) || SECONDS < 30) throw new Error(`KINDGI_SOAK_SECONDS must be a number >= 30, not ${process.env.KINDGI_SOAK_SECONDS}`)
@@ -39,12 +40,22 @@ describe('soak: wire fuzzing', () => {
 })
 
 describe('soak: faults under load', () => {
+  // Removed after the test, which stops the host that writes in them.
+  const tempDir = tempDirs()
   it('two rounds of thousands of calls, 48 at a time: right answers or 503s, the cap holds, no worker leaks, memory does not grow between rounds', async () => {
     const host = await spawnFaultHost(CAP)
     try {
       for (let round = 0; round < 2; round++) {
         const seed = (SEED ?? Date.now()) + round * 1_000
-        const r = await faultsUnderLoad(host, { cap: CAP, calls: 1_000_000, concurrency: 48, timeLimitMs: LOAD_ROUND_MS, seed, settleMs: 60_000 })
+        const r = await faultsUnderLoad(host, {
+          cap: CAP,
+          calls: 1_000_000,
+          concurrency: 48,
+          timeLimitMs: LOAD_ROUND_MS,
+          seed,
+          settleMs: 60_000,
+          dir: tempDir('kph-faults-'),
+        })
         report.rounds.push(r)
         expect(r.after.threads).toBeLessThanOrEqual(r.before.threads)
       }

@@ -1,12 +1,13 @@
 // The API token register sends: where it comes from, and that it is never shown.
-import { mkdtempSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { readApiToken } from '../../src/cli/api-token.js'
+import { tempDirs } from '../helpers/temp-dir.js'
 
 describe('the API token', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'kph-token-'))
+  const tempDir = tempDirs()
+  const dir = tempDir('kph-token-')
   const file = join(dir, 'token')
   writeFileSync(file, '  from-file\n')
 

@@ -1,9 +1,10 @@
 // Config: every input of docs/spec/CONTRACT.md §1 parsed once, defaults, and problems collected.
-import { mkdtempSync, writeFileSync } from 'node:fs'
-import { availableParallelism, tmpdir } from 'node:os'
+import { writeFileSync } from 'node:fs'
+import { availableParallelism } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { FRONT_DEFAULTS, loadConfig, parseArgs } from '../../src/config.js'
+import { tempDirs } from '../helpers/temp-dir.js'
 
 const TOKEN = { KINDGI_PACK_SERVICE_TOKEN: 'tok' }
 
@@ -85,19 +86,20 @@ describe('environment values and their rules', () => {
 })
 
 describe('the token', () => {
+  const tempDir = tempDirs()
   it('is trimmed, and must be printable ASCII without spaces', () => {
     expect(loadConfig([], { KINDGI_PACK_SERVICE_TOKEN: '  abc~!  ' })).toMatchObject({ config: { token: 'abc~!' } })
     for (const bad of ['', '   ', 'a b', 'ä', 'x\u0000y']) expect(loadConfig([], { KINDGI_PACK_SERVICE_TOKEN: bad }).kind).toBe('error')
   })
   it('may come from a file, read once, with its trailing newline trimmed', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'kph-cfg-'))
+    const dir = tempDir('kph-cfg-')
     writeFileSync(join(dir, 't'), 'secret-from-file\n')
     expect(loadConfig([], { KINDGI_PACK_SERVICE_TOKEN_FILE: join(dir, 't') })).toMatchObject({ config: { token: 'secret-from-file' } })
     expect(loadConfig([], { KINDGI_PACK_SERVICE_TOKEN_FILE: join(dir, 't'), KINDGI_PACK_SERVICE_TOKEN: 'also' }).kind).toBe('error')
     expect(loadConfig([], { KINDGI_PACK_SERVICE_TOKEN_FILE: join(dir, 'absent') }).kind).toBe('error')
   })
   it('an empty token variable beside a token file is fine', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'kph-cfg-'))
+    const dir = tempDir('kph-cfg-')
     writeFileSync(join(dir, 't'), 'x')
     expect(loadConfig([], { KINDGI_PACK_SERVICE_TOKEN_FILE: join(dir, 't'), KINDGI_PACK_SERVICE_TOKEN: '' }).kind).toBe('ok')
   })

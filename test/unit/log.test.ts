@@ -2,14 +2,14 @@
 // must be the very line pino would have written, and reach stderr before any later line.
 // Every line carries what the publisher's service writes (docs/spec/CONTRACT.md §1), and a call line the
 // caller's trace when its traceparent is valid (src/http/call-line.ts).
-import { mkdtempSync, openSync, readFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { openSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { pino } from 'pino'
 import { describe, expect, it } from 'vitest'
 import { callFields, callLine, newSpanId, traceParentOf } from '../../src/http/call-line.js'
 import { createLog, pinoOptions } from '../../src/log.js'
 import { messageOf } from '../../src/log-messages.js'
+import { tempDirs } from '../helpers/temp-dir.js'
 
 function pinoLine(fields: Record<string, unknown>, message: string): string {
   let out = ''
@@ -21,9 +21,11 @@ function pinoLine(fields: Record<string, unknown>, message: string): string {
 const withoutTime = (line: string) => line.replace(/"time":"[^"]+"/, '"time":"T"')
 const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/
 
+const tempDir = tempDirs()
+
 /** The lines a log writes to a file, parsed. */
 function logToFile(): { log: ReturnType<typeof createLog>; raw(): string[]; lines(): Record<string, unknown>[] } {
-  const path = join(mkdtempSync(join(tmpdir(), 'kph-log-')), 'log')
+  const path = join(tempDir('kph-log-'), 'log')
   const log = createLog(openSync(path, 'w'))
   const raw = () =>
     readFileSync(path, 'utf8')

@@ -1,11 +1,12 @@
 // Index checks at boot (docs/spec/CONTRACT.md §1, pack-index.md) and the entries they produce.
-import { mkdtempSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { loadPackIndex } from '../../src/pack-index.js'
+import { tempDirs } from '../helpers/temp-dir.js'
 
-const dir = mkdtempSync(join(tmpdir(), 'kph-index-'))
+const tempDir = tempDirs()
+const dir = tempDir('kph-index-')
 writeFileSync(join(dir, 'tool.js'), 'export default () => ({})\n')
 
 function write(index: unknown): string {

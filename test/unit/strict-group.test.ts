@@ -1,11 +1,10 @@
 // The strict group (src/pool/strict-group.ts) with real strict processes (the built bundle, its
 // spawner): a call stopped before its process is ready never reaches it; a spare whose folder
 // cannot be made never starts, and its call answers not-started without any process run for it.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { afterAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { createStrictGroup } from '../../dist/src/pool/strict-group.js'
 import { createThreadBudget } from '../../dist/src/pool/thread-budget.js'
 import type { CallTmp } from '../../src/pool/call-tmp.js'
@@ -13,12 +12,13 @@ import type { ReplaceReason } from '../../src/protocol/call-answers.js'
 import type { CallTask } from '../../src/protocol/worker-messages.js'
 import { toolEntry } from '../helpers/entries.js'
 import { sleep } from '../helpers/host.js'
+import { tempDirs } from '../helpers/temp-dir.js'
 
 const REPO = fileURLToPath(new URL('../../', import.meta.url))
 const PACK = fileURLToPath(new URL('../fixtures/basic-pack/', import.meta.url))
 const echo = toolEntry('echo', PACK, { posture: 'strict' })
-const root = mkdtempSync(join(tmpdir(), 'kindgi-strict-group-'))
-afterAll(() => rmSync(root, { recursive: true, force: true }))
+const tempDir = tempDirs()
+const root = tempDir('kindgi-strict-group-')
 
 /** Folder names under `root`; with `broken`, under a plain file, where no folder can be made. */
 const notAFolder = join(root, 'not-a-folder')

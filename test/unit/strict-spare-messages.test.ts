@@ -1,8 +1,6 @@
 // What the front sends a strict call's process (src/pool/strict-group.ts), watched on its way to
 // real strict processes through the spawner: under the production posture every tool of a pack
 // is strict, and a spare started for every call must not carry every tool with it.
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll, describe, expect, it, vi } from 'vitest'
@@ -10,6 +8,7 @@ import type { CallTmp } from '../../src/pool/call-tmp.js'
 import type { WorkerGroup } from '../../src/pool/group.js'
 import type { RunnableEntry } from '../../src/protocol/runnable-entry.js'
 import { toolEntry } from '../helpers/entries.js'
+import { tempDirs } from '../helpers/temp-dir.js'
 
 /** Every message the front sends to a process it started through the spawner, as JSON. */
 const sent: string[] = []
@@ -36,11 +35,12 @@ const { createThreadBudget } = await import('../../dist/src/pool/thread-budget.j
 
 const REPO = fileURLToPath(new URL('../../', import.meta.url))
 const PACK = fileURLToPath(new URL('../fixtures/basic-pack/', import.meta.url))
-const root = mkdtempSync(join(tmpdir(), 'kindgi-strict-spare-'))
+// Removed after the afterAll below has closed the groups.
+const tempDir = tempDirs()
+const root = tempDir('kindgi-strict-spare-')
 const groups: WorkerGroup[] = []
 afterAll(async () => {
   await Promise.all(groups.map((g) => g.close()))
-  rmSync(root, { recursive: true, force: true })
 })
 
 let folders = 0

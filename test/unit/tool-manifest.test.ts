@@ -1,10 +1,10 @@
 // ToolManifests from index entries (the POST /v1/tools body) and the spec's rules for them.
-import { mkdtempSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { buildManifest, manifestProblems, manifestsFromIndex, type ToolManifest } from '../../src/cli/tool-manifest.js'
 import type { IndexTool, PackIndex } from '../../src/pack-index.js'
+import { tempDirs } from '../helpers/temp-dir.js'
 
 const PROJECT = '2489e9ad-2ee2-4e00-8ec9-32d5f69181c0'
 const base = {
@@ -143,7 +143,8 @@ describe('the ToolManifest rules', () => {
 })
 
 describe('manifests from an index file', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'kph-manifests-'))
+  const tempDir = tempDirs()
+  const dir = tempDir('kph-manifests-')
   const write = (value: unknown) => {
     const path = join(dir, `index-${Math.random().toString(36).slice(2)}.json`)
     writeFileSync(path, JSON.stringify(value))

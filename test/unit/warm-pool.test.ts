@@ -3,11 +3,11 @@
 // call stopped before it ran never reaches pack code; ids are any safe integer; an answer
 // that took its time to be read is still the call's answer.
 import { describe, expect, it } from 'vitest'
-import { existsSync, mkdtempSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { toolEntry } from '../helpers/entries.js'
+import { tempDirs } from '../helpers/temp-dir.js'
 import { warmPool } from './warm-pool-helper.js'
 import type { CallTask } from '../../src/protocol/worker-messages.js'
 import type { RunnableEntry } from '../../src/protocol/runnable-entry.js'
@@ -26,6 +26,8 @@ const lineTools = LINE_TOOLS.map((id) => ({ ...entry(id), absPath: fileURLToPath
 // Leaves its worker alive but failing every call after it before the call starts.
 const breakRunner: RunnableEntry = { ...entry('break-runner'), absPath: fileURLToPath(new URL('../fixtures/warm-lines/break-runner.js', import.meta.url)) }
 const entries = [...['echo', 'sleep', 'spin', 'exit', 'marker', 'busy'].map((id) => entry(id)), reject, throwsIsolated, breakRunner, ...lineTools]
+// Folders for markers the calls that must not run would leave; removed after the pool is closed.
+const tempDir = tempDirs()
 // One core: every call after the first waits in the budget for the one before.
 const { pool, replaced } = warmPool(entries, 1, 3)
 
@@ -48,7 +50,7 @@ describe('calls queued behind a running call', () => {
   })
 
   it('a queued call whose caller leaves is freed at once and never reaches pack code', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'kindgi-warm-'))
+    const dir = tempDir('kindgi-warm-')
     // One core, and short calls may overlap up to two: two sleeps hold the budget.
     const slow = pool.run(task('sleep', { ms: 300 }))
     const slow2 = pool.run(task('sleep', { ms: 300 }))
@@ -186,7 +188,7 @@ describe('a call waiting behind a short one on its worker', () => {
 
   it('never runs when stopped while it waits: it is freed, and answers that it was stopped before it ran', async () => {
     await warmUp('line-c')
-    const dir = mkdtempSync(join(tmpdir(), 'kindgi-warm-'))
+    const dir = tempDir('kindgi-warm-')
     const ahead = pool.run(task('line-c', { ms: 100 }))
     const behind = pool.run(task('line-c', { marker: join(dir, 'ran') }))
     behind.stop('cancelled')
@@ -198,7 +200,7 @@ describe('a call waiting behind a short one on its worker', () => {
 
   it('never runs when stopped while the one ahead holds their worker in synchronous code: it is freed before that one answers', async () => {
     await warmUp('line-f')
-    const dir = mkdtempSync(join(tmpdir(), 'kindgi-warm-'))
+    const dir = tempDir('kindgi-warm-')
     const ahead = pool.run(task('line-f', { burnMs: 1000 }))
     const behind = pool.run(task('line-f', { marker: join(dir, 'ran') }))
     // Held here, not waited on a timer: the stop must come before the one that takes a call
@@ -223,7 +225,7 @@ describe('a call waiting behind a short one on its worker', () => {
     for (let attempt = 0; attempt < 5; attempt++) {
       await warmUp('line-e')
       replaced.length = 0
-      const dir = mkdtempSync(join(tmpdir(), 'kindgi-warm-'))
+      const dir = tempDir('kindgi-warm-')
       const calls = Array.from({ length: 12 }, (_, i) => pool.run(task('line-e', { marker: join(dir, `ran-${i}`), once: true })))
       const threads = await Promise.all(calls.map(threadOf))
       await Promise.all(calls.map((c) => c.freed))

@@ -1,16 +1,18 @@
 // What --watch follows in a pack's tree (src/pack-files.ts, src/watch-tree.ts): the source
 // files under the module root, never node_modules or dot folders; and a save is seen by the
 // stat poll alone where the file system delivers no events (a bind mount from another machine).
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { changedFiles, MAX_DIRS, stampFiles, walkPackTree } from '../../src/pack-files.js'
 import type { Watcher } from '../../src/watch.js'
 import { watchTree } from '../../src/watch-tree.js'
+import { tempDirs } from '../helpers/temp-dir.js'
+
+const tempDir = tempDirs()
 
 function tree(files: Record<string, string>): string {
-  const root = mkdtempSync(join(tmpdir(), 'kph-tree-'))
+  const root = tempDir('kph-tree-')
   for (const [path, text] of Object.entries(files)) {
     mkdirSync(join(root, path, '..'), { recursive: true })
     writeFileSync(join(root, path), text)

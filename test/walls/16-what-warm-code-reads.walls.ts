@@ -3,11 +3,10 @@
 // is the environment it was started with: a token passed as KINDGI_PACK_SERVICE_TOKEN was
 // readable there by a `none` tool, and a token file by any tool of a warm posture.
 import { existsSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, it, onTestFinished } from 'vitest'
 import { FIXTURES, TOKEN } from '../helpers/host.js'
-import { rawInvoke, stillServes, withHost } from './walls-helpers.js'
+import { rawInvoke, scratchDir, stillServes, withHost } from './walls-helpers.js'
 
 const PACK = join(FIXTURES, 'walls-pack/index.json')
 
@@ -41,7 +40,7 @@ describe("finding 16: warm pack code reads neither the front's environment nor t
   })
 
   it('under none, a token file cannot be read', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'kph-walls-token-'))
+    const dir = scratchDir('token')
     const file = join(dir, 'token')
     writeFileSync(file, `${TOKEN}\n`)
     await withHost({ index: PACK, env: { KINDGI_PACK_SERVICE_TOKEN: undefined, KINDGI_PACK_SERVICE_TOKEN_FILE: file } }, async (host) => {

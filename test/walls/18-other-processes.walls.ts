@@ -8,14 +8,13 @@
 // refuses signals from inside it to any process outside it. The guard now also refuses a
 // strict process every signal; the last test here holds the isolation unit without its guard.
 import { spawn, spawnSync } from 'node:child_process'
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it, onTestFinished } from 'vitest'
 import { probeLandlock } from '../../src/pool/landlock.js'
 import { PACK_PROCESS_MARKER, strictCommand } from '../../src/pool/strict-flags.js'
 import { BIN, ROOT, sleep, type Host } from '../helpers/host.js'
-import { alive, cmdline, processTree, rawInvoke, STRICT, stillServes, withHost } from './walls-helpers.js'
+import { alive, cmdline, processTree, rawInvoke, scratchDir, STRICT, stillServes, withHost } from './walls-helpers.js'
 
 const HELPER = `${ROOT}dist/workers/native/landlock-exec`
 const wall = probeLandlock(HELPER)
@@ -187,7 +186,7 @@ describe.skipIf(kernelLacksIt)('finding 3 by pid: no pack process signals or ren
 
   it("a strict call's process, started as the host starts one but with code that never installs the guard, cannot signal a process outside it", async () => {
     // Whatever gets past the guard (a Node bug, say) meets this: the kernel's refusal.
-    const dir = mkdtempSync(join(tmpdir(), 'kph-walls-18-'))
+    const dir = scratchDir('18')
     const entry = join(dir, 'signal-raw.cjs')
     writeFileSync(entry, "try { process.kill(Number(process.env.TARGET), 'SIGKILL'); console.log('sent') } catch (err) { console.log(err.code) }\n")
     const target = spawn('sleep', ['30'], { stdio: 'ignore' })
