@@ -43,9 +43,9 @@ export function createCallTmp(): CallTmp {
     },
     async close() {
       closed = true
-      process.off('exit', atExit)
       // What is left, whatever modes its calls left behind; a root that will not go stays, said nowhere: the service is ending.
       await removeFolder(base)
+      process.off('exit', atExit)
     },
   }
 }

@@ -7,7 +7,8 @@
 // A folder that is not empty is removed on a thread of its own: 200,000 files removed on the
 // spawner's event loop held it, and every strict call's messages with it, for ~2 s, and removed
 // there with asynchronous calls they still cost it a callback each (stop 29, a second pass).
-// One thread, started on first need; one id → completion map; its end settles all pending.
+// One thread, started on first need, holding its process up only while a removal is pending;
+// one id → completion map; its end settles all pending.
 // Node's recursive rmSync gives up without a word when something else removes an entry beneath
 // it meanwhile (the spawner a call's folder while the front removes their root): it throws
 // nothing and leaves the folder (every time in a test of two threads), so a removal looks.
@@ -77,7 +78,9 @@ export async function removeFolder(folder: string): Promise<Removal> {
   return new Promise((resolve) => {
     const id = nextId++
     pending.set(id, resolve)
-    removalThread().postMessage({ id, folder })
+    const worker = removalThread()
+    worker.ref()
+    worker.postMessage({ id, folder })
   })
 }
 
@@ -87,6 +90,7 @@ function removalThread(): Worker {
   started.on('message', ({ id, removal }: { id: number; removal: Removal }) => {
     pending.get(id)?.(removal)
     pending.delete(id)
+    if (pending.size === 0) started.unref()
   })
   const ended = (why: string) => {
     if (thread !== started) return
@@ -96,9 +100,10 @@ function removalThread(): Worker {
   }
   started.on('error', (err) => ended(err.message))
   started.on('exit', (code) => ended(`exit code ${code}`))
-  // It keeps nothing alive: a process with nothing else to do may end with removals pending.
-  // After the listeners: one added after unref() refs the thread's port again (tried: the
-  // process never ended).
+  // It keeps its process alive while a removal is pending (the front's close of the call root
+  // awaits one as the service stops), and not once none is: an unref() before the listeners
+  // did not hold (one added after refs the thread's port again), and a process that had removed
+  // a folder on it never ended.
   started.unref()
   thread = started
   return started

@@ -1,13 +1,15 @@
 // The root of strict calls' folders (src/pool/call-tmp.ts) leaves with the service, also when it
 // exits without closing its pool: a service that cannot listen, or one stopped while its pack
-// loads, left one behind in the temporary folder at each start.
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs'
+// loads, left one behind in the temporary folder at each start. And with what a dead spawner
+// left in it: removing that must hold the service up until it is done.
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { createServer } from 'node:net'
 import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
-import { FIXTURES, settled, spawnHost, within } from '../helpers/host.js'
+import { processTree } from '../../bench/process-tree.js'
+import { FIXTURES, invoke, settled, spawnHost, within } from '../helpers/host.js'
 
 // The service's temporary folder (TMPDIR): its own, so that what is left in it is the service's.
 const tmp = mkdtempSync(join(tmpdir(), 'kph-call-root-'))
@@ -47,6 +49,23 @@ describe('a service stopped while its pack loads', () => {
     host.proc.kill('SIGTERM')
     expect(await host.exited).toBe(0)
     expect(host.lines.some((l) => l.kind === 'listening')).toBe(false)
+    expect(await rootsLeft(dir)).toEqual([])
+  })
+})
+
+describe('a service stopped after its spawner died', () => {
+  it("removes the folders of the dead spawner's processes with the root, writes stopped and exits 0", async () => {
+    const dir = mkdtempSync(join(tmp, 'spawner-'))
+    const host = await spawnHost({ env: { TMPDIR: dir, KINDGI_PACK_SANDBOX: 'strict' } })
+    expect((await invoke(host, 'echo', { a: 1 })).body).toMatchObject({ kind: 'result' })
+    const front = host.proc.pid as number
+    const spawner = processTree(front).find((p) => p !== front && readFileSync(`/proc/${p}/cmdline`, 'latin1').includes('spawner-process.js'))
+    expect(spawner, 'the spawner').toBeDefined()
+    // Killed outright, it leaves its spares' folders in the root: nothing of it removes them.
+    process.kill(spawner as number, 'SIGKILL')
+    expect(await within(5_000, () => !processTree(front).includes(spawner as number))).toBe(true)
+    expect(await host.stop()).toBe(0)
+    expect(host.lines.some((l) => l.kind === 'stopped')).toBe(true)
     expect(await rootsLeft(dir)).toEqual([])
   })
 })
