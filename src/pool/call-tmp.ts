@@ -25,20 +25,39 @@ export type CallTmp = {
   close(): Promise<void>
 }
 
-export function createCallTmp(): CallTmp {
+/** The root could not be made: why, and what gives the service one. */
+export type CallTmpResult = { kind: 'ok'; tmp: CallTmp } | { kind: 'error'; problem: string }
+
+/** Made only for a pack with a strict tool: no other call has a folder, and a service may run with no writable /tmp. */
+export function createCallTmp(): CallTmpResult {
   const base = `${tmpdir()}/kindgi-pack-host-${process.pid}-${randomUUID().slice(0, 8)}`
   const make = () => {
     mkdirSync(base, { recursive: true, mode: 0o700 })
     chmodSync(base, 0o300)
   }
-  make()
+  try {
+    make()
+  } catch (err) {
+    return {
+      kind: 'error',
+      problem:
+        `Cannot make the folder for strict calls' ctx.tmpDir in ${tmpdir()}: ${(err as Error).message}. ` +
+        'Strict tools need a writable temporary folder: set TMPDIR to one, or mount a writable /tmp (an emptyDir volume under a read-only root filesystem)',
+    }
+  }
   let closed = false
   const atExit = () => removeNow(base)
   process.once('exit', atExit)
-  return {
+  const tmp: CallTmp = {
     root: base,
     reserve() {
-      if (!closed && !existsSync(base)) make()
+      if (!closed && !existsSync(base)) {
+        try {
+          make()
+        } catch {
+          // The spawner's make of the call's folder then fails, and says why as the call's not-started answer.
+        }
+      }
       return `${base}/call-${randomUUID()}`
     },
     async close() {
@@ -48,6 +67,7 @@ export function createCallTmp(): CallTmp {
       process.off('exit', atExit)
     },
   }
+  return { kind: 'ok', tmp }
 }
 
 /** At exit only synchronous work runs: the root back to its owner's permissions, then Node's removal. */

@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto'
 import type { Config } from '../config.js'
 import type { RunnableEntry } from '../protocol/runnable-entry.js'
-import { createCallTmp } from './call-tmp.js'
+import { type CallTmp, createCallTmp } from './call-tmp.js'
 import { createThreadBudget } from './thread-budget.js'
 import { createToolFiles } from './tool-files.js'
 import { createDispatcher, type Dispatcher } from './dispatcher.js'
@@ -42,12 +42,15 @@ export async function startPool(options: PoolOptions): Promise<PoolResult> {
   const toolFiles = createToolFiles()
   const groups: WorkerGroup[] = []
   const budget = createThreadBudget(options.config.workerThreads, () => groups.flatMap((g) => g.holders()))
-  const callTmp = createCallTmp()
+  const plans = planGroups(options.entries)
+  const madeTmp = plans.some((plan) => plan.posture === 'strict') ? createCallTmp() : undefined
+  if (madeTmp?.kind === 'error') return { kind: 'error', problems: [madeTmp.problem] }
+  const callTmp = madeTmp?.tmp
   const readRoots = readableRoots(options.config)
   const hidden = warmHidden(options.config.tokenFile)
   const byEntry = new Map<string, WorkerGroup>()
   const postureOf = new Map<WorkerGroup, RunnableEntry['posture']>()
-  for (const plan of planGroups(options.entries)) {
+  for (const plan of plans) {
     const common = {
       key: plan.key,
       entries: plan.entries,
@@ -61,7 +64,7 @@ export async function startPool(options: PoolOptions): Promise<PoolResult> {
     }
     const group =
       plan.posture === 'strict'
-        ? createStrictGroup({ ...common, readRoots, callTmp, sources: options.sources })
+        ? createStrictGroup({ ...common, readRoots, callTmp: made(callTmp), sources: options.sources })
         : createPackProcessGroup({ ...common, minThreads: plan.posture === 'none' ? 2 : 1, workerThreads: options.config.workerThreads, hidden })
     groups.push(group)
     postureOf.set(group, plan.posture)
@@ -72,7 +75,7 @@ export async function startPool(options: PoolOptions): Promise<PoolResult> {
   const close = async () => {
     budget.close()
     await Promise.all(groups.map((g) => g.close()))
-    await callTmp.close()
+    await callTmp?.close()
   }
   if (problems.length > 0) {
     await close()
@@ -88,6 +91,12 @@ export async function startPool(options: PoolOptions): Promise<PoolResult> {
     kind: 'ok',
     pool: { dispatcher, workerCount: () => groups.reduce((n, g) => n + g.workerCount(), 0), workersByPosture, close },
   }
+}
+
+/** The call root, made above whenever a plan is strict: its absence here is a bug. */
+function made(callTmp: CallTmp | undefined): CallTmp {
+  if (callTmp === undefined) throw new Error('a strict group without a call root')
+  return callTmp
 }
 
 async function probeAll(groups: WorkerGroup[], timeoutMs: number): Promise<string[]> {

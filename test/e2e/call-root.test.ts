@@ -1,7 +1,9 @@
 // The root of strict calls' folders (src/pool/call-tmp.ts) leaves with the service, also when it
 // exits without closing its pool: a service that cannot listen, or one stopped while its pack
 // loads, left one behind in the temporary folder at each start. And with what a dead spawner
-// left in it: removing that must hold the service up until it is done.
+// left in it: removing that must hold the service up until it is done. A service whose temporary
+// folder cannot be written (a read-only root filesystem) needs none without a strict tool, and
+// with one says so in a boot-failed line: it died of an internal error before.
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { createServer } from 'node:net'
 import type { AddressInfo } from 'node:net'
@@ -43,8 +45,8 @@ describe('a service that cannot listen', () => {
 describe('a service stopped while its pack loads', () => {
   it('exits at once and leaves no folder of its strict calls behind', async () => {
     const dir = mkdtempSync(join(tmp, 'boot-'))
-    const host = await spawnHost({ waitListening: false, index: `${FIXTURES}/slow-load-pack/index.json`, env: { TMPDIR: dir } })
-    // The root is made as the pool starts, before the pack's modules load (700 ms for this one).
+    // Strict, so that it has a root: made as the pool starts, before the pack's modules load (700 ms for this one).
+    const host = await spawnHost({ waitListening: false, index: `${FIXTURES}/slow-load-pack/index.json`, env: { TMPDIR: dir, KINDGI_PACK_SANDBOX: 'strict' } })
     expect(await within(10_000, () => readdirSync(dir).length > 0)).toBe(true)
     host.proc.kill('SIGTERM')
     expect(await host.exited).toBe(0)
@@ -67,5 +69,28 @@ describe('a service stopped after its spawner died', () => {
     expect(await host.stop()).toBe(0)
     expect(host.lines.some((l) => l.kind === 'stopped')).toBe(true)
     expect(await rootsLeft(dir)).toEqual([])
+  })
+})
+
+describe('a service whose temporary folder cannot be written', () => {
+  // A path under a file: no one makes a folder there, root included.
+  const unwritable = { TMPDIR: '/dev/null/tmp' }
+
+  it('serves a pack with no strict tool: it makes no folder for strict calls', async () => {
+    const host = await spawnHost({ index: `${FIXTURES}/slow-load-pack/index.json`, env: unwritable })
+    try {
+      expect((await invoke(host, 'slow', {})).body).toMatchObject({ kind: 'result', output: { loaded: true } })
+    } finally {
+      await host.stop()
+    }
+  })
+
+  it('with a strict tool, exits 1 with one boot-failed line naming the folder and the fix', async () => {
+    const host = await spawnHost({ waitListening: false, env: { ...unwritable, KINDGI_PACK_SANDBOX: 'strict' } })
+    expect(await host.exited).toBe(1)
+    const failed = host.lines.filter((l) => l.kind === 'boot-failed')
+    expect(failed).toHaveLength(1)
+    expect((failed[0]?.problems as string[]).join('\n')).toMatch(/ctx\.tmpDir in \/dev\/null\/tmp: ENOTDIR.*set TMPDIR to one, or mount a writable \/tmp/)
+    expect(host.lines.filter((l) => l.kind === 'internal-error')).toEqual([])
   })
 })

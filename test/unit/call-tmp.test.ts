@@ -1,7 +1,13 @@
 import { spawnSync } from 'node:child_process'
 import { chownSync, existsSync, mkdirSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { describe, expect, it, onTestFinished } from 'vitest'
-import { createCallTmp } from '../../src/pool/call-tmp.js'
+import { type CallTmp, createCallTmp } from '../../src/pool/call-tmp.js'
+
+function made(): CallTmp {
+  const result = createCallTmp()
+  if (result.kind === 'error') throw new Error(result.problem)
+  return result.tmp
+}
 
 /** Runs `script` as the folder's owner without root's override: this user, or nobody when this is root. */
 function asOwner(root: string, script: string): { status: number | null; stderr: string } {
@@ -14,7 +20,7 @@ function asOwner(root: string, script: string): { status: number | null; stderr:
 
 describe("strict calls' folders live in a root no process of the service's user can list", () => {
   it('its owner cannot list the root, yet makes, writes and removes a folder it knows the name of', () => {
-    const tmp = createCallTmp()
+    const tmp = made()
     onTestFinished(() => tmp.close())
     const folder = tmp.reserve()
     const listed = asOwner(tmp.root, `ls "${tmp.root}"`)
@@ -25,7 +31,7 @@ describe("strict calls' folders live in a root no process of the service's user 
   })
 
   it('close removes the root and whatever calls left in it', async () => {
-    const tmp = createCallTmp()
+    const tmp = made()
     const folder = tmp.reserve()
     mkdirSync(folder)
     writeFileSync(`${folder}/left`, 'x')
@@ -36,7 +42,7 @@ describe("strict calls' folders live in a root no process of the service's user 
 
 describe("the root is the front's to make", () => {
   it('a root something removed is made again, unlistable, by the next reservation, and never after close', async () => {
-    const tmp = createCallTmp()
+    const tmp = made()
     rmSync(tmp.root, { recursive: true, force: true })
     const folder = tmp.reserve()
     expect(statSync(tmp.root).mode & 0o777).toBe(0o300)
@@ -44,5 +50,22 @@ describe("the root is the front's to make", () => {
     await tmp.close()
     tmp.reserve()
     expect(existsSync(tmp.root)).toBe(false)
+  })
+})
+
+describe('a temporary folder the root cannot be made in', () => {
+  it('is a problem naming the folder and what gives the service one, not a throw', () => {
+    const before = process.env.TMPDIR
+    process.env.TMPDIR = '/dev/null/tmp'
+    try {
+      const result = createCallTmp()
+      expect(result.kind).toBe('error')
+      const problem = (result as { problem: string }).problem
+      expect(problem).toContain("Cannot make the folder for strict calls' ctx.tmpDir in /dev/null/tmp: ENOTDIR")
+      expect(problem).toContain('set TMPDIR to one, or mount a writable /tmp')
+    } finally {
+      if (before === undefined) delete process.env.TMPDIR
+      else process.env.TMPDIR = before
+    }
   })
 })
