@@ -90,7 +90,9 @@ describe('a service whose temporary folder cannot be written', () => {
     expect(await host.exited).toBe(1)
     const failed = host.lines.filter((l) => l.kind === 'boot-failed')
     expect(failed).toHaveLength(1)
-    expect((failed[0]?.problems as string[]).join('\n')).toMatch(/ctx\.tmpDir in \/dev\/null\/tmp: ENOTDIR.*set TMPDIR to one, or mount a writable \/tmp/)
+    expect(((failed[0]?.problems ?? []) as string[]).join('\n')).toMatch(
+      /ctx\.tmpDir in \/dev\/null\/tmp: ENOTDIR.*set TMPDIR to one, or mount a writable \/tmp/,
+    )
     expect(host.lines.filter((l) => l.kind === 'internal-error')).toEqual([])
   })
 })
