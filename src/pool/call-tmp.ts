@@ -12,9 +12,10 @@
 // pool (it could not listen, a signal came while the pack loaded): each such start left one
 // in /tmp before.
 import { randomUUID } from 'node:crypto'
-import { chmodSync, existsSync, mkdirSync, rmSync } from 'node:fs'
+import { chmodSync, existsSync, mkdirSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { removeFolder } from './remove-folder.js'
+import { removeTree } from './remove-tree.js'
 
 export type CallTmp = {
   /** The folder every call's folder is made in. */
@@ -70,16 +71,8 @@ export function createCallTmp(): CallTmpResult {
   return { kind: 'ok', tmp }
 }
 
-/** At exit only synchronous work runs: the root back to its owner's permissions, then Node's removal. */
+/** At exit only synchronous work runs: the same removal as the thread's, here. */
 function removeNow(root: string): void {
-  // Again while it is there: Node's removal gives up without a word when the spawner removes a
-  // call's folder in it meanwhile (remove-folder.ts).
-  for (let attempt = 0; attempt < 3 && existsSync(root); attempt++) {
-    try {
-      chmodSync(root, 0o700)
-      rmSync(root, { recursive: true, force: true })
-    } catch {
-      // The process is ending, and what will not go (a call's folder its pack code locked) stays.
-    }
-  }
+  // The process is ending, and what will not go (a call's folder its pack code locked) stays.
+  removeTree(root)
 }

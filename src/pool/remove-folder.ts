@@ -9,59 +9,15 @@
 // there with asynchronous calls they still cost it a callback each (stop 29, a second pass).
 // One thread, started on first need, holding its process up only while a removal is pending;
 // one id → completion map; its end settles all pending.
-// Node's recursive rmSync gives up without a word when something else removes an entry beneath
-// it meanwhile (the spawner a call's folder while the front removes their root): it throws
-// nothing and leaves the folder (every time in a test of two threads), so a removal looks.
 import { rmdir } from 'node:fs/promises'
 import { Worker } from 'node:worker_threads'
+import type { Removal } from './remove-tree.js'
 
-export type Removal = { kind: 'ok' } | { kind: 'error'; message: string }
+export type { Removal }
 
-// The thread's code: Node's own synchronous removal, which walks the tree in C++; when that
-// leaves the folder (permissions, or entries removed beside it), a walk of our own that gives
-// folders back their owner's permissions and takes each entry on its own, one already gone
-// being no error. \`process.getBuiltinModule\`, not \`require\`: the thread's code is an ES module
-// in a process started with --input-type=module, which its threads inherit.
-const THREAD = `
-const { chmodSync, existsSync, lstatSync, readdirSync, rmdirSync, rmSync, unlinkSync } = process.getBuiltinModule('node:fs')
-const { parentPort } = process.getBuiltinModule('node:worker_threads')
-function unlessGone(act) {
-  try {
-    return act()
-  } catch (err) {
-    if (err && err.code === 'ENOENT') return undefined
-    throw err
-  }
-}
-function removeEach(root) {
-  const stack = [{ path: root, emptied: false }]
-  for (let at = stack.pop(); at !== undefined; at = stack.pop()) {
-    const path = at.path
-    const stat = unlessGone(() => lstatSync(path))
-    if (stat === undefined) continue
-    if (!stat.isDirectory()) unlessGone(() => unlinkSync(path))
-    else if (at.emptied) unlessGone(() => rmdirSync(path))
-    else {
-      unlessGone(() => chmodSync(path, 0o700))
-      stack.push({ path, emptied: true })
-      for (const name of unlessGone(() => readdirSync(path)) ?? []) stack.push({ path: path + '/' + name, emptied: false })
-    }
-  }
-}
-function remove(folder) {
-  try {
-    rmSync(folder, { recursive: true, force: true })
-  } catch {}
-  if (!existsSync(folder)) return { kind: 'ok' }
-  try {
-    removeEach(folder)
-  } catch (err) {
-    return { kind: 'error', message: String(err && err.message) }
-  }
-  return existsSync(folder) ? { kind: 'error', message: 'something made new entries in it as it was removed' } : { kind: 'ok' }
-}
-parentPort.on('message', ({ id, folder }) => parentPort.postMessage({ id, removal: remove(folder) }))
-`
+// What the thread runs (remove-tree.ts: the walk, and why Node's own removal is not enough alone).
+// Started with no Node options of its process's: one such as --input-type refuses a file (tried).
+const THREAD = new URL('./remove-folder-thread.js', import.meta.url)
 
 let thread: Worker | undefined
 let nextId = 0
@@ -86,7 +42,7 @@ export async function removeFolder(folder: string): Promise<Removal> {
 
 function removalThread(): Worker {
   if (thread !== undefined) return thread
-  const started = new Worker(THREAD, { eval: true })
+  const started = new Worker(THREAD, { execArgv: [] })
   started.on('message', ({ id, removal }: { id: number; removal: Removal }) => {
     pending.get(id)?.(removal)
     pending.delete(id)

@@ -1,7 +1,9 @@
 import { spawnSync } from 'node:child_process'
 import { chownSync, existsSync, mkdirSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { describe, expect, it, onTestFinished } from 'vitest'
-import { type CallTmp, createCallTmp } from '../../src/pool/call-tmp.js'
+import type { CallTmp } from '../../src/pool/call-tmp.js'
+// The built module: its removal thread is a file of its own, which Node runs built.
+import { createCallTmp } from '../../dist/src/pool/call-tmp.js'
 
 function made(): CallTmp {
   const result = createCallTmp()

@@ -9,7 +9,8 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { Worker } from 'node:worker_threads'
 import { describe, expect, it, onTestFinished } from 'vitest'
-import { removeFolder } from '../../src/pool/remove-folder.js'
+// The built module: its thread is a file of its own, which Node runs built.
+import { removeFolder } from '../../dist/src/pool/remove-folder.js'
 
 function scratch(): string {
   const dir = mkdtempSync(join(tmpdir(), 'kph-remove-folder-'))
