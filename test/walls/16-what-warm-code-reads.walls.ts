@@ -6,14 +6,14 @@ import { existsSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'no
 import { join } from 'node:path'
 import { describe, expect, it, onTestFinished } from 'vitest'
 import { FIXTURES, TOKEN } from '../helpers/host.js'
-import { rawInvoke, scratchDir, stillServes, withHost } from './walls-helpers.js'
+import { rawInvoke, scratchDir, stillServes, wallsPackWith, withHost } from './walls-helpers.js'
 
 const PACK = join(FIXTURES, 'walls-pack/index.json')
 
 describe("finding 16: warm pack code reads neither the front's environment nor the token file", () => {
   for (const posture of ['none', 'context-isolated'] as const) {
     it(`under ${posture}, the environ of every process it can name holds no token passed as a variable`, async () => {
-      await withHost({ index: PACK, env: { KINDGI_PACK_SANDBOX: posture } }, async (host) => {
+      await withHost({ env: { KINDGI_PACK_SANDBOX: posture }, ...wallsPackWith(['read-proc', 'echo']) }, async (host) => {
         const res = await rawInvoke(host.port, 'read-proc', {}, { tenantId: 'tenant-a', runId: 'attack' })
         expect.soft('error' in res ? res : res.body?.kind, "the attack's answer").toBe('result')
         // It did read something (its own environ), so the scan ran; the front's was refused.

@@ -1,9 +1,9 @@
 // What the wall tests share: raw HTTP on fresh connections (an attack may answer one itself),
 // the host's process tree from /proc (to kill all of it, to measure its CPU, to find the
 // processes that run pack code), and a wrapper that starts a host and always stops it.
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { dirname, join } from 'node:path'
 import { createServer, request as httpRequest, type RequestListener } from 'node:http'
 import { connect, type AddressInfo } from 'node:net'
 import { afterAll, beforeAll, expect, onTestFinished } from 'vitest'
@@ -166,6 +166,20 @@ export async function stopTree(host: Host | undefined): Promise<void> {
   // The folder a non-strict service makes for strict calls (call-tmp.ts) is named after its pid.
   const own = readdirSync(tmpdir()).filter((name) => [pid, ...tree].some((p) => name.startsWith(`kindgi-pack-host-${p}-`)))
   for (const dir of [...tmpRoots, ...own.map((name) => join(tmpdir(), name))]) rmSync(dir, { recursive: true, force: true })
+}
+
+/**
+ * What starts a host on the walls pack cut down to `tools` (removed when the calling test ends).
+ * For a host that raises every tool to context-isolated: that posture starts a process per
+ * tool, and the whole pack's sixty took longer than the listening wait on a loaded machine.
+ */
+export function wallsPackWith(tools: readonly string[]): Pick<SpawnOptions, 'args'> {
+  const index = JSON.parse(readFileSync(WALLS_INDEX, 'utf8')) as { tools: Array<{ id: string }> }
+  index.tools = index.tools.filter((tool) => tools.includes(tool.id))
+  if (index.tools.length !== tools.length) throw new Error(`not all of ${tools.join(', ')} are walls-pack tools`)
+  const file = join(scratchDir('index'), 'index.json')
+  writeFileSync(file, JSON.stringify(index))
+  return { args: ['--index', file, '--module-root', dirname(WALLS_INDEX), '--host', '127.0.0.1'] }
 }
 
 /** A host for a describe: started before its tests, its whole tree killed after. */
