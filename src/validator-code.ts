@@ -4,7 +4,7 @@
 // fast: bench/PROFILE.md, design figures), and holds no compiler in memory. Schemas are data; no pack code runs here.
 import { createRequire } from 'node:module'
 import type { Ajv2020 } from 'ajv/dist/2020.js'
-import { createAjv } from './ajv.js'
+import { checkSchema, createAjv } from './ajv.js'
 import type { RunnableEntry, ValidatorCode } from './protocol/runnable-entry.js'
 
 type StandaloneCode = (ajv: Ajv2020, validate: unknown) => string
@@ -14,6 +14,7 @@ const standaloneCode = (createRequire(import.meta.url)('ajv/dist/standalone') as
 type Compiler = { ajv: Ajv2020; useDefaults: boolean }
 
 function compileOne(compiler: Compiler, schema: object): string {
+  checkSchema(schema)
   try {
     return standaloneCode(compiler.ajv, compiler.ajv.compile(schema))
   } catch (err) {
