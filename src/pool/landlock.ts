@@ -5,9 +5,10 @@
 // pack process is therefore started through landlock-exec (workers/native/), which puts it in
 // a Landlock domain of its own first: the kernel refuses it signals to any process outside
 // the domain and their abstract unix sockets, and writes into /proc; a seccomp filter lets it
-// renice, limit or pin no process but itself; and a `network: none` process gets no socket
-// but a unix one. Needs Linux 6.12 (Landlock ABI 6); where it cannot be had, processes start
-// as before and the `listening` line says why.
+// renice, limit or pin no process but itself; a `network: none` process gets no socket at all;
+// and a strict call's process writes nowhere but its call folder (V8's own file writes, which
+// Node's permission model never sees, included). Needs Linux 6.12 (Landlock ABI 6); where it
+// cannot be had, processes start as before and the `listening` line says why.
 import { spawnSync } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 
@@ -47,8 +48,19 @@ export function landlock(): Landlock {
   return probed
 }
 
-/** `command` started inside a Landlock domain of its own (with no network when `noNetwork`), where the kernel allows it. */
-export function inLandlock(command: string[], noNetwork: boolean, wall: Landlock = landlock()): string[] {
+/** Where landlock-exec --call-folder reads the folder (not on its command line; it removes it before Node starts). */
+export const CALL_FOLDER_VARIABLE = 'KINDGI_CALL_FOLDER'
+
+/** What a process's wall holds beyond the one every pack process gets. */
+export type WallOptions = {
+  /** A `network: none` process: no socket at all. */
+  noNetwork: boolean
+  /** A strict call's process: writes only beneath the folder CALL_FOLDER_VARIABLE names (callFolderEnv). */
+  callFolder?: boolean
+}
+
+/** `command` started inside a Landlock domain of its own, where the kernel allows it. */
+export function inLandlock(command: string[], options: WallOptions, wall: Landlock = landlock()): string[] {
   if (wall.kind === 'off') return command
-  return [wall.helper, ...(noNetwork ? ['--no-network'] : []), '--', ...command]
+  return [wall.helper, ...(options.noNetwork ? ['--no-network'] : []), ...(options.callFolder === true ? ['--call-folder'] : []), '--', ...command]
 }

@@ -8,6 +8,7 @@
 // when that call is pending in the process that sent it.
 import { spawn, type ChildProcess } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
+import { dirname } from 'node:path'
 import type { Readable, Writable } from 'node:stream'
 import { fileURLToPath } from 'node:url'
 import { fileReplyAcross, openFrames, type FrameChannel } from '../protocol/frame-channel.js'
@@ -24,6 +25,13 @@ import type { FileReply } from '../protocol/worker-messages.js'
 
 // Bundled at build, like the workers: a replacement process loads one file.
 const PACK_PROCESS = fileURLToPath(new URL('../../workers/bundled/pack-process.js', import.meta.url))
+/**
+ * Its working folder: under the permission model a worker thread may read what lies below its
+ * process's working folder, where the process itself may not (stop 33: a service started in its
+ * token file's folder, or in /, had warm calls read the token). Our bundles' folder holds
+ * nothing the process may not read anyway.
+ */
+const WORKING_FOLDER = dirname(PACK_PROCESS)
 
 /** A process that dies sooner than this after its start counts towards the restart backoff. */
 const SHORT_LIFE_MS = 2_000
@@ -133,7 +141,7 @@ export function createPackProcessGroup(options: PackProcessOptions): WorkerGroup
     let child: ChildProcess
     try {
       // Its channel: our messages on its stdin, its own on its fd 3 (workers/fd-channel.ts).
-      child = spawn(command as string, args, { env: options.env, stdio: ['pipe', 'pipe', 'pipe', 'pipe'] })
+      child = spawn(command as string, args, { env: options.env, cwd: WORKING_FOLDER, stdio: ['pipe', 'pipe', 'pipe', 'pipe'] })
       // Its stdout and stderr reach the service's as whole lines, never its own (pack-output.ts).
       passLines(child.stdout as Readable, packStdout)
       passLines(child.stderr as Readable, 2)

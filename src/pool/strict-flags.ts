@@ -13,7 +13,7 @@ import { dirname, relative, resolve, sep } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import type { Config } from '../config.js'
 import { RUNTIME, type Runtime } from '../runtime.js'
-import { inLandlock, type Landlock, landlock } from './landlock.js'
+import { CALL_FOLDER_VARIABLE, inLandlock, type Landlock, landlock } from './landlock.js'
 
 /** Marks a process that runs pack code (tests find them by it, as the memory scan does). */
 export const PACK_PROCESS_MARKER = '--kindgi-pack-process'
@@ -84,16 +84,18 @@ export function strictCommand(entry: string, limits: StrictLimits, runtime: Runt
     entry,
     PACK_PROCESS_MARKER,
   ]
-  if (limits.memMB === undefined || limits.dataBaseline === undefined) return inLandlock([process.execPath, ...node], limits.networkNone, wall)
+  const walled = { noNetwork: limits.networkNone, callFolder: true }
+  if (limits.memMB === undefined || limits.dataBaseline === undefined) return inLandlock([process.execPath, ...node], walled, wall)
   const dataKiB = Math.ceil(limits.dataBaseline / 1024) + (limits.memMB + DATA_SLACK_MB) * 1024
   // The shell sets the limit on itself, then becomes node: the limit holds from node's first instruction.
-  return inLandlock(['/bin/sh', '-c', `ulimit -d ${dataKiB} && exec "$0" "$@"`, process.execPath, ...node], limits.networkNone, wall)
+  return inLandlock(['/bin/sh', '-c', `ulimit -d ${dataKiB} && exec "$0" "$@"`, process.execPath, ...node], walled, wall)
 }
 
 /**
  * `env` with the grants for a strict process's one call folder (ctx.tmpDir, made before its
  * call) added to NODE_OPTIONS: the folder and what lies below it, granted before it exists (a
- * bare path is a file's). Not on the command line: /proc/<pid>/cmdline is readable by every
+ * bare path is a file's); and the folder for the kernel's wall (landlock-exec --call-folder,
+ * which takes it out of the environment before Node starts). Not on the command line: /proc/<pid>/cmdline is readable by every
  * process of the service's user, and a warm tool's child process read strict calls' folder names
  * there, past the root that cannot be listed (a review, stop 27); /proc/<pid>/environ is read
  * only through a ptrace check, which the process's Landlock domain refuses to any other.
@@ -102,7 +104,8 @@ export function callFolderEnv(folder: string, env: Readonly<Record<string, strin
   const quoted = (flag: string) => `"${flag.replaceAll('\\', '\\\\').replaceAll('"', '\\"')}"`
   const paths = [folder, `${folder}/*`]
   const grants = [...paths.map((p) => `--allow-fs-read=${p}`), ...paths.map((p) => `--allow-fs-write=${p}`)].map(quoted).join(' ')
-  return { ...env, NODE_OPTIONS: env.NODE_OPTIONS === undefined || env.NODE_OPTIONS === '' ? grants : `${env.NODE_OPTIONS} ${grants}` }
+  const options = env.NODE_OPTIONS === undefined || env.NODE_OPTIONS === '' ? grants : `${env.NODE_OPTIONS} ${grants}`
+  return { ...env, NODE_OPTIONS: options, [CALL_FOLDER_VARIABLE]: folder }
 }
 
 /** `path` is `folder` or lies below it. */
@@ -212,5 +215,5 @@ export function packProcessCommand(entry: string, networkNone: boolean, hidden: 
     entry,
     PACK_PROCESS_MARKER,
   ]
-  return inLandlock(node, networkNone, wall)
+  return inLandlock(node, { noNetwork: networkNone }, wall)
 }

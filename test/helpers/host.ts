@@ -33,6 +33,8 @@ export type SpawnOptions = {
   /** What starts the host (default: this Node running the built main.js), and where. */
   command?: string[]
   cwd?: string
+  /** Descriptors past its stdio, from fd 3 on: 'ignore' leaves one closed, a number passes this process's descriptor on. */
+  moreFds?: Array<'ignore' | number>
 }
 
 /** The environment a test host starts from: this process's, without any KINDGI_* setting. */
@@ -55,7 +57,7 @@ export function spawnHost(options: SpawnOptions = {}): Promise<Host> {
   }
   const args = options.args ?? ['--index', options.index ?? BASIC_INDEX, '--host', '127.0.0.1']
   const [command, ...prefix] = options.command ?? [process.execPath, BIN]
-  const proc = spawn(command!, [...prefix, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'], cwd: options.cwd })
+  const proc = spawn(command!, [...prefix, ...args], { env, stdio: ['ignore', 'pipe', 'pipe', ...(options.moreFds ?? [])], cwd: options.cwd })
   live.add(proc)
   const lines: LogLine[] = []
   const waiters: Array<() => void> = []

@@ -3,17 +3,20 @@
 // still can do to itself. Each script runs as plain Node inside the wall, with no permission
 // model and no guard, so what refuses it is the kernel alone.
 import { spawn, spawnSync } from 'node:child_process'
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { createServer, type Server } from 'node:net'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest'
 import { inLandlock, probeLandlock } from '../../src/pool/landlock.js'
 import { ROOT } from '../helpers/host.js'
 
 const wall = probeLandlock(`${ROOT}dist/workers/native/landlock-exec`)
 const kernelLacksIt = wall.kind === 'off' && /kernel/.test(wall.why)
 
-/** Runs `command` inside the wall (with no network when `noNetwork`); its stdout, trimmed. */
-function runInside(command: string[], noNetwork = false, env: Record<string, string> = {}): string {
-  const [program, ...args] = inLandlock(command, noNetwork, wall)
+/** Runs `command` inside the wall (with no network when `noNetwork`; writing only beneath env's KINDGI_CALL_FOLDER when `callFolder`); its stdout, trimmed. */
+function runInside(command: string[], noNetwork = false, env: Record<string, string> = {}, callFolder = false): string {
+  const [program, ...args] = inLandlock(command, { noNetwork, callFolder }, wall)
   const run = spawnSync(program as string, args, { encoding: 'utf8', env: { ...process.env, ...env }, timeout: 10_000 })
   expect(run.status, `${command.join(' ').slice(0, 80)}: its own exit (stderr: ${run.stderr})`).toBe(0)
   return run.stdout.trim()
@@ -99,7 +102,7 @@ describe.skipIf(kernelLacksIt)('a process started through landlock-exec, on this
 
   const python = spawnSync('python3', ['--version']).error === undefined
   it.skipIf(!python)(
-    'has no io_uring (which makes sockets past the filter), and with --no-network no socket but a unix one (python3, for the raw system calls)',
+    'has no io_uring (which makes sockets past the filter), and with --no-network no socket at all, a unix one included (python3, for the raw system calls)',
     () => {
       const script = [
         'import socket, ctypes, os, json',
@@ -117,7 +120,7 @@ describe.skipIf(kernelLacksIt)('a process started through landlock-exec, on this
       ].join('\n')
       const run = (noNetwork: boolean) => JSON.parse(runInside(['/usr/bin/env', 'python3', '-c', script], noNetwork))
       const denied = 'Permission denied'
-      expect(run(true)).toEqual({ udp: denied, netlink: denied, vsock: denied, unix: 'ok', io_uring: 'Function not implemented' })
+      expect(run(true)).toEqual({ udp: denied, netlink: denied, vsock: denied, unix: denied, io_uring: 'Function not implemented' })
       expect(run(false)).toMatchObject({ udp: 'ok', unix: 'ok', io_uring: 'Function not implemented' })
     },
   )
@@ -134,5 +137,49 @@ describe.skipIf(kernelLacksIt)('a process started through landlock-exec, on this
       udp6.bind(0, '::1', () => { out.udp6 = 'bound'; udp6.close(); done() })`
     expect(inside(script, true, { PORT: String(port) })).toEqual({ tcp: 'EACCES', udp4: 'EACCES', udp6: 'EACCES' })
     expect(inside(script, false, { PORT: String(port) })).toMatchObject({ tcp: 'connected', udp4: 'bound' })
+  })
+
+  it('with --call-folder writes, makes, removes and renames only beneath the folder KINDGI_CALL_FOLDER names (and writes to /dev/null), and does not pass the variable on', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'kph-call-folder-'))
+    onTestFinished(() => rmSync(dir, { recursive: true, force: true }))
+    const folder = join(dir, 'call')
+    mkdirSync(folder)
+    writeFileSync(join(dir, 'beside'), 'kept')
+    const script = [
+      'cd "$1"',
+      'echo x > call/a; echo "own-write $?"',
+      'mkdir call/d; echo "own-mkdir $?"',
+      'mv call/a call/d/b; echo "own-rename $?"',
+      'echo x 2>/dev/null > beside; echo "beside-write $?"',
+      'truncate -s 0 beside 2>/dev/null; echo "beside-truncate $?"',
+      'echo x 2>/dev/null > new; echo "beside-create $?"',
+      'mkdir newdir 2>/dev/null; echo "beside-mkdir $?"',
+      'rm -f beside 2>/dev/null; echo "beside-remove $?"',
+      'mv call/d/b moved 2>/dev/null; echo "out-rename $?"',
+      'echo x > /dev/null; echo "null $?"',
+      'echo "variable ${KINDGI_CALL_FOLDER:-unset}"',
+    ].join('; ')
+    const lines = runInside(['/bin/sh', '-c', script, 'sh', dir], false, { KINDGI_CALL_FOLDER: folder }, true).split('\n')
+    expect(lines).toEqual([
+      'own-write 0',
+      'own-mkdir 0',
+      'own-rename 0',
+      'beside-write 2',
+      'beside-truncate 1',
+      'beside-create 2',
+      'beside-mkdir 1',
+      'beside-remove 1',
+      'out-rename 1',
+      'null 0',
+      'variable unset',
+    ])
+    expect(readFileSync(join(dir, 'beside'), 'utf8'), 'the file beside it').toBe('kept')
+  })
+
+  it('with --call-folder and no folder to name, refuses to start the program', () => {
+    const [program, ...args] = inLandlock(['/bin/true'], { noNetwork: false, callFolder: true }, wall)
+    const run = spawnSync(program as string, args, { encoding: 'utf8', env: { PATH: process.env.PATH ?? '' } })
+    expect(run.status).toBe(126)
+    expect(run.stderr).toContain('KINDGI_CALL_FOLDER')
   })
 })

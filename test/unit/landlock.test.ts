@@ -11,18 +11,19 @@ const LIMITS = { readRoots: ['/pack'], networkNone: false, memMB: undefined, dat
 
 describe('a pack process starts inside a Landlock domain where the machine has one', () => {
   it('a command goes through the helper, with --no-network only for a network-none process', () => {
-    expect(inLandlock(['node', 'x.js'], false, ON)).toEqual(['/opt/host/landlock-exec', '--', 'node', 'x.js'])
-    expect(inLandlock(['node', 'x.js'], true, ON)).toEqual(['/opt/host/landlock-exec', '--no-network', '--', 'node', 'x.js'])
+    expect(inLandlock(['node', 'x.js'], { noNetwork: false }, ON)).toEqual(['/opt/host/landlock-exec', '--', 'node', 'x.js'])
+    expect(inLandlock(['node', 'x.js'], { noNetwork: true }, ON)).toEqual(['/opt/host/landlock-exec', '--no-network', '--', 'node', 'x.js'])
   })
 
   it('without the wall a command is left as it was', () => {
-    expect(inLandlock(['node', 'x.js'], true, OFF)).toEqual(['node', 'x.js'])
+    expect(inLandlock(['node', 'x.js'], { noNetwork: true }, OFF)).toEqual(['node', 'x.js'])
   })
 
   it("a strict call's process and a warm pack process are both started through it, the data limit's shell inside the domain", () => {
-    expect(strictCommand('/host/strict.cjs', LIMITS, undefined, ON).slice(0, 3)).toEqual(['/opt/host/landlock-exec', '--', process.execPath])
+    // A strict call's process writes only in its call folder; a warm one is not told so.
+    expect(strictCommand('/host/strict.cjs', LIMITS, undefined, ON).slice(0, 4)).toEqual(['/opt/host/landlock-exec', '--call-folder', '--', process.execPath])
     const limited = strictCommand('/host/strict.cjs', { ...LIMITS, networkNone: true, memMB: 64, dataBaseline: 1 << 20 }, undefined, ON)
-    expect(limited.slice(0, 4)).toEqual(['/opt/host/landlock-exec', '--no-network', '--', '/bin/sh'])
+    expect(limited.slice(0, 5)).toEqual(['/opt/host/landlock-exec', '--no-network', '--call-folder', '--', '/bin/sh'])
     expect(packProcessCommand('/host/pack-process.js', false, ['/proc'], undefined, ON).slice(0, 3)).toEqual([
       '/opt/host/landlock-exec',
       '--',

@@ -13,7 +13,7 @@ const PACK = join(FIXTURES, 'walls-pack/index.json')
 describe("finding 16: warm pack code reads neither the front's environment nor the token file", () => {
   for (const posture of ['none', 'context-isolated'] as const) {
     it(`under ${posture}, the environ of every process it can name holds no token passed as a variable`, async () => {
-      await withHost({ env: { KINDGI_PACK_SANDBOX: posture }, ...wallsPackWith(['read-proc', 'echo']) }, async (host) => {
+      await withHost({ env: { KINDGI_PACK_SANDBOX: posture }, ...wallsPackWith(['read-proc']) }, async (host) => {
         const res = await rawInvoke(host.port, 'read-proc', {}, { tenantId: 'tenant-a', runId: 'attack' })
         expect.soft('error' in res ? res : res.body?.kind, "the attack's answer").toBe('result')
         // It did read something (its own environ), so the scan ran; the front's was refused.
@@ -38,6 +38,26 @@ describe("finding 16: warm pack code reads neither the front's environment nor t
       await stillServes(host)
     })
   })
+
+  // Stop 33 (a red-team session): under the permission model a worker thread may read what lies
+  // below its process's working directory, where the main thread may not; warm calls run in
+  // worker threads, and a service started in its token file's folder (or in /) had them read it.
+  for (const posture of ['none', 'context-isolated'] as const) {
+    it(`under ${posture}, a service started in its token file's folder: the token file cannot be read`, async () => {
+      const dir = scratchDir('token-cwd')
+      const file = join(dir, 'token')
+      writeFileSync(file, `${TOKEN}\n`)
+      const env = { KINDGI_PACK_SANDBOX: posture, KINDGI_PACK_SERVICE_TOKEN: undefined, KINDGI_PACK_SERVICE_TOKEN_FILE: file }
+      await withHost({ env, cwd: dir, ...wallsPackWith(['read-file']) }, async (host) => {
+        for (const path of [file, 'token']) {
+          const res = await rawInvoke(host.port, 'read-file', { path }, { tenantId: 'tenant-a', runId: 'attack' })
+          expect.soft(JSON.stringify('error' in res ? res : res.body), `the attack at ${path}`).not.toContain(TOKEN)
+          expect.soft('error' in res ? res : res.body?.kind, `the attack at ${path} was answered`).toBe('result')
+        }
+        await stillServes(host)
+      })
+    })
+  }
 
   it('under none, a token file cannot be read', async () => {
     const dir = scratchDir('token')

@@ -8,11 +8,11 @@
 // refuses signals from inside it to any process outside it. The guard now also refuses a
 // strict process every signal; the last test here holds the isolation unit without its guard.
 import { spawn, spawnSync } from 'node:child_process'
-import { readFileSync, writeFileSync } from 'node:fs'
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it, onTestFinished } from 'vitest'
 import { probeLandlock } from '../../src/pool/landlock.js'
-import { PACK_PROCESS_MARKER, strictCommand } from '../../src/pool/strict-flags.js'
+import { callFolderEnv, PACK_PROCESS_MARKER, strictCommand } from '../../src/pool/strict-flags.js'
 import { BIN, ROOT, sleep, type Host } from '../helpers/host.js'
 import { alive, cmdline, processTree, rawInvoke, scratchDir, STRICT, stillServes, withHost } from './walls-helpers.js'
 
@@ -195,7 +195,10 @@ describe.skipIf(kernelLacksIt)('finding 3 by pid: no pack process signals or ren
     })
     const [command, ...args] = strictCommand(entry, { readRoots: [dir], networkNone: true, memMB: undefined, dataBaseline: undefined }, undefined, wall)
     expect(command, 'started through the Landlock helper').toBe(HELPER)
-    const run = spawnSync(command as string, args, { encoding: 'utf8', env: { TARGET: String(target.pid) }, timeout: 10_000 })
+    // As the spawner starts one: its call folder made, and named in its environment.
+    const folder = join(dir, 'call')
+    mkdirSync(folder)
+    const run = spawnSync(command as string, args, { encoding: 'utf8', env: callFolderEnv(folder, { TARGET: String(target.pid) }), timeout: 10_000 })
     expect(run.stdout.trim(), `its own report (stderr: ${run.stderr})`).toBe('EPERM')
     expect(alive(target.pid as number), 'the process it tried to kill').toBe(true)
   })

@@ -169,14 +169,16 @@ export async function stopTree(host: Host | undefined): Promise<void> {
 }
 
 /**
- * What starts a host on the walls pack cut down to `tools` (removed when the calling test ends).
- * For a host that raises every tool to context-isolated: that posture starts a process per
- * tool, and the whole pack's sixty took longer than the listening wait on a loaded machine.
+ * What starts a host on the walls pack cut down to `tools` and `echo` (stillServes calls it),
+ * removed when the calling test ends. A host of the whole pack takes seconds more to start;
+ * raised to context-isolated, a process per tool, it took longer than the listening wait on a
+ * loaded machine.
  */
 export function wallsPackWith(tools: readonly string[]): Pick<SpawnOptions, 'args'> {
+  const wanted = new Set([...tools, 'echo'])
   const index = JSON.parse(readFileSync(WALLS_INDEX, 'utf8')) as { tools: Array<{ id: string }> }
-  index.tools = index.tools.filter((tool) => tools.includes(tool.id))
-  if (index.tools.length !== tools.length) throw new Error(`not all of ${tools.join(', ')} are walls-pack tools`)
+  index.tools = index.tools.filter((tool) => wanted.has(tool.id))
+  if (index.tools.length !== wanted.size) throw new Error(`not all of ${[...wanted].join(', ')} are walls-pack tools`)
   const file = join(scratchDir('index'), 'index.json')
   writeFileSync(file, JSON.stringify(index))
   return { args: ['--index', file, '--module-root', dirname(WALLS_INDEX), '--host', '127.0.0.1'] }

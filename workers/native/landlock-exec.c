@@ -17,16 +17,25 @@
 //   autogroup nice, oom_score_adj and the like are files there, which the kernel lets any
 //   process of their user write (and its own oom_score_adj it could set back to 0);
 // - a session of its own, so an autogroup of its own;
+// - no descriptor but its stdio and its channel (0 to 3): what the service inherited from its
+//   own parent without close-on-exec reached every pack process (stop 33);
 // - with --no-network (a `network: none` process), no network: Landlock refuses TCP bind and
-//   connect, and the filter refuses every socket but a unix one (UDP and DNS included), and
-//   io_uring (for every pack process), which makes sockets past the filter.
+//   connect, and the filter refuses every socket, unix ones too (UDP and DNS included; a unix
+//   socket, which Node 24's permission model does not gate, reached a listener on the machine
+//   from a raw Pipe handle, stop 33), and io_uring (for every pack process), which makes sockets
+//   past the filter;
+// - with --call-folder (a strict call's process), writes only beneath its call folder, named by
+//   KINDGI_CALL_FOLDER (removed from the environment it executes with): V8 opens the files its
+//   tracing flags name itself, past Node's permission model, and a strict call wrote other
+//   tenants' and the host's files so (stop 33). Writing, truncating, making, removing, linking
+//   and renaming are all the kernel's to refuse elsewhere (but writing to /dev/null).
 //
 // A JavaScript guard in the pack process is only a second line; this is the wall.
 //
 //   landlock-exec --probe      prints the kernel's Landlock ABI; exits 0 only if the whole wall
 //                              can be put up here (ABI 6, Linux 6.12, and a seccomp filter),
 //                              else 1, having said on stderr which step failed
-//   landlock-exec [--no-network] -- PROGRAM [ARG...]
+//   landlock-exec [--no-network] [--call-folder] -- PROGRAM [ARG...]
 //                              walls itself in and executes PROGRAM; refuses to run it
 //                              (exit 126) if any part of the wall cannot be had
 //
@@ -42,6 +51,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -50,6 +60,10 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#ifndef SYS_close_range
+#define SYS_close_range 436
+#endif
 
 #ifndef SYS_landlock_create_ruleset
 #define SYS_landlock_create_ruleset 444
@@ -83,6 +97,9 @@ struct path_beneath_attr {
 #define ACCESS_FS_WRITE_FILE (1ULL << 1)
 #define ACCESS_FS_TRUNCATE (1ULL << 14)
 #define WRITES (ACCESS_FS_WRITE_FILE | ACCESS_FS_TRUNCATE)
+// Every right that changes what is on disk: the two above, and bits 4 to 13: removing a folder or
+// a file, making a device, folder, file, socket, fifo or link, linking or renaming across folders.
+#define ALL_WRITES (WRITES | (((1ULL << 14) - 1) & ~((1ULL << 4) - 1)))
 #define ACCESS_NET_BIND_TCP (1ULL << 0)
 #define ACCESS_NET_CONNECT_TCP (1ULL << 1)
 #define SCOPE_ABSTRACT_UNIX_SOCKET (1ULL << 0)
@@ -141,11 +158,11 @@ static int install_filter(int no_network) {
       IS(SYS_io_uring_register, 0, 1),
       DENY_AS(ENOSYS),
   };
-  // --no-network: no socket but a unix one (UDP and DNS too, which Landlock does not scope; TCP
-  // is refused by both; packet, vsock, netlink and the rest too). Six instructions; another
-  // call jumps over the other four.
+  // --no-network: no socket at all (UDP and DNS, which Landlock does not scope; TCP, refused by
+  // both; unix, packet, vsock, netlink and the rest). Three instructions; another call jumps
+  // over the refusal. A process is given its pipes by its parent and makes no socket of its own.
   struct sock_filter no_ip[] = {
-      LOAD(nr), IS(SYS_socket, 0, 4), LOAD_ARG(0), IS(AF_UNIX, 1, 0), DENY_AS(EACCES), ALLOW,
+      LOAD(nr), IS(SYS_socket, 0, 1), DENY_AS(EACCES),
   };
   // head, then no_ip for --no-network, then: whatever no rule is about is allowed.
   struct sock_filter filter[sizeof head / sizeof head[0] + sizeof no_ip / sizeof no_ip[0] + 1];
@@ -160,8 +177,8 @@ static int install_filter(int no_network) {
   return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &program, 0, 0);
 }
 
-/** Lets the domain write (and truncate) files beneath `path`, unless it is a link (it may lead into /proc). */
-static int allow_writes(int ruleset, const char *path) {
+/** Lets the domain do `rights` beneath `path`, unless it is a link (it may lead into /proc). */
+static int allow_beneath(int ruleset, const char *path, uint64_t rights) {
   int fd = open(path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
   if (fd < 0) return 0; // gone since it was listed: nothing to allow
   struct stat st;
@@ -169,7 +186,8 @@ static int allow_writes(int ruleset, const char *path) {
     close(fd);
     return 0; // what it leads to is allowed under its own name, or not at all
   }
-  struct path_beneath_attr rule = {.allowed_access = WRITES, .parent_fd = fd};
+  // A file (not a folder) takes only the rights a file can have.
+  struct path_beneath_attr rule = {.allowed_access = S_ISDIR(st.st_mode) ? rights : rights & WRITES, .parent_fd = fd};
   long added = syscall(SYS_landlock_add_rule, ruleset, RULE_PATH_BENEATH, &rule, 0);
   close(fd);
   return added == 0 ? 0 : -1;
@@ -191,7 +209,7 @@ static int allow_writes_but_proc(int ruleset) {
     const char *name = entry->d_name;
     if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0 || strcmp(name, "proc") == 0 || strcmp(name, "sys") == 0) continue;
     snprintf(path, sizeof path, "/%s", name);
-    if (allow_writes(ruleset, path) != 0) {
+    if (allow_beneath(ruleset, path, WRITES) != 0) {
       closedir(root);
       return -1;
     }
@@ -200,8 +218,8 @@ static int allow_writes_but_proc(int ruleset) {
   return 0;
 }
 
-/** Puts this process behind the wall; 0, or 126 having said which step failed. */
-static int wall_in(int no_network) {
+/** Puts this process behind the wall; 0, or 126 having said which step failed. `call_folder`: the one place it may write, or NULL. */
+static int wall_in(int no_network, const char *call_folder) {
   // A session, and so an autogroup, of its own: the kernel shares a session's CPU among its
   // autogroups, and the front's must not be this process's to renice. A process group leader
   // (a caller that made this one one) cannot: it keeps its caller's session.
@@ -211,12 +229,20 @@ static int wall_in(int no_network) {
   if (adj < 0 || write(adj, "1000", 4) != 4) return refuse("/proc/self/oom_score_adj");
   close(adj);
   struct ruleset_attr attr = {0};
-  attr.handled_access_fs = WRITES;
+  attr.handled_access_fs = call_folder == NULL ? WRITES : ALL_WRITES;
   attr.scoped = SCOPE_SIGNAL | SCOPE_ABSTRACT_UNIX_SOCKET;
   if (no_network) attr.handled_access_net = ACCESS_NET_BIND_TCP | ACCESS_NET_CONNECT_TCP;
   int ruleset = (int)syscall(SYS_landlock_create_ruleset, &attr, sizeof attr, 0);
   if (ruleset < 0) return refuse("landlock_create_ruleset");
-  if (allow_writes_but_proc(ruleset) != 0) return refuse("landlock_add_rule");
+  if (call_folder == NULL && allow_writes_but_proc(ruleset) != 0) return refuse("landlock_add_rule");
+  if (call_folder != NULL) {
+    // It exists (its spawner made it before this started) and is no link: else nothing is writable.
+    struct stat st;
+    if (lstat(call_folder, &st) != 0 || !S_ISDIR(st.st_mode)) return refuse(call_folder);
+    if (allow_beneath(ruleset, call_folder, ALL_WRITES) != 0) return refuse("landlock_add_rule");
+    // What is written there goes nowhere; a shell redirects to it.
+    if (allow_beneath(ruleset, "/dev/null", WRITES) != 0) return refuse("landlock_add_rule /dev/null");
+  }
   // Required of a process without CAP_SYS_ADMIN, and right anyway: nothing it executes gains privileges.
   if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return refuse("PR_SET_NO_NEW_PRIVS");
   if (syscall(SYS_landlock_restrict_self, ruleset, 0) != 0) return refuse("landlock_restrict_self");
@@ -233,29 +259,41 @@ int main(int argc, char **argv) {
     if (version < ABI_SCOPES) return 1;
     // The whole wall, put up in a child: a seccomp profile may allow Landlock and refuse filters.
     pid_t child = fork();
-    if (child == 0) _exit(wall_in(1));
+    if (child == 0) _exit(wall_in(1, NULL));
     int status = 0;
     if (child < 0 || waitpid(child, &status, 0) != child) return refuse("fork");
     return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : 1;
   }
   int no_network = 0;
+  int call_folder = 0;
   int i = 1;
   for (; i < argc && strcmp(argv[i], "--") != 0; i++) {
     if (strcmp(argv[i], "--no-network") == 0) no_network = 1;
+    else if (strcmp(argv[i], "--call-folder") == 0) call_folder = 1;
     else {
       fprintf(stderr, "kindgi landlock-exec: unknown option %s\n", argv[i]);
       return 126;
     }
   }
   if (i + 1 >= argc) {
-    fprintf(stderr, "usage: landlock-exec --probe | landlock-exec [--no-network] -- PROGRAM [ARG...]\n");
+    fprintf(stderr, "usage: landlock-exec --probe | landlock-exec [--no-network] [--call-folder] -- PROGRAM [ARG...]\n");
     return 126;
   }
   if (version < ABI_SCOPES) {
     errno = version < 0 ? errno : ENOSYS;
     return refuse("Landlock cannot scope signals on this kernel (ABI 6, Linux 6.12, needed)");
   }
-  if (wall_in(no_network) != 0) return 126;
+  // Not on the command line: /proc/<pid>/cmdline is readable by every process of the user.
+  const char *folder = call_folder ? getenv("KINDGI_CALL_FOLDER") : NULL;
+  if (call_folder && (folder == NULL || folder[0] != '/')) {
+    errno = EINVAL;
+    return refuse("--call-folder without an absolute KINDGI_CALL_FOLDER");
+  }
+  if (wall_in(no_network, folder) != 0) return 126;
+  unsetenv("KINDGI_CALL_FOLDER");
+  // Nothing but its stdio and channel (fds 0 to 3) goes on: a descriptor the service inherited
+  // from its own parent without close-on-exec was open in every pack process (stop 33).
+  if (syscall(SYS_close_range, 4, ~0U, 0) != 0) return refuse("close_range");
   execv(argv[i + 1], &argv[i + 1]);
   return refuse(argv[i + 1]);
 }
