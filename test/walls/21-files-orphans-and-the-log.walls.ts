@@ -73,9 +73,10 @@ describe('stop 29, third pass: what the second bounds left open', () => {
           `files-name ${posture} ${op}: victim p50 ${Math.round(latencies[latencies.length >> 1] ?? 0)} ms, max ${Math.round(latencies.at(-1) ?? 0)} ms (${latencies.length} calls), front peak ${Math.round(front)} MB, attack ${JSON.stringify(attackOut).slice(0, 200)}`,
         )
         expect.soft(wrong, "tenant b's wrong answers").toEqual([])
-        // Before the bounds, 2.3-2.7 s on a quiet machine; since, 0.3-0.6 s at most in CI runs on a
-        // loaded one (60 % of its time stolen by its host): the bound is between, with room.
-        expect.soft(latencies.at(-1), "tenant b's slowest echo, ms").toBeLessThan(1500)
+        // Before the bounds, 2.3-2.7 s on a quiet machine; since, 0.1-0.4 s alone and 0.3-0.6 s in
+        // CI runs on a loaded machine, once 1.53 s (stop 33: the walls run's first host, beside
+        // file 18's CPU burners, 4 echoes in its 2 s): the bound is between, with room.
+        expect.soft(latencies.at(-1), "tenant b's slowest echo, ms").toBeLessThan(2000)
         expect.soft(front, 'front peak RSS, MB').toBeLessThan(512)
         await stillServes(host)
       })
