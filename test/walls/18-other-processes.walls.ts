@@ -11,17 +11,12 @@ import { spawn, spawnSync } from 'node:child_process'
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it, onTestFinished } from 'vitest'
-import { probeLandlock } from '../../src/pool/landlock.js'
 import { callFolderEnv, PACK_PROCESS_MARKER, strictCommand } from '../../src/pool/strict-flags.js'
 import { BIN, ROOT, sleep, type Host } from '../helpers/host.js'
-import { alive, cmdline, processTree, rawInvoke, scratchDir, STRICT, stillServes, withHost } from './walls-helpers.js'
+import { alive, cmdline, landlockOf, processTree, rawInvoke, scratchDir, STRICT, stillServes, withHost } from './walls-helpers.js'
 
 const HELPER = `${ROOT}dist/workers/native/landlock-exec`
-const wall = probeLandlock(HELPER)
-// A kernel without Landlock's signal scope (before Linux 6.12) cannot have this wall; a machine
-// that has one must have the helper built (npm run build), or the tests below fail.
-const kernelLacksIt = wall.kind === 'off' && /kernel/.test(wall.why)
-if (kernelLacksIt) console.log(`walls 18 skipped: ${wall.kind === 'off' ? wall.why : ''}`)
+const { wall, kernelLacksIt } = landlockOf('18')
 
 type Signalled = { self: number; results: Array<{ pid: number; outcome: string }> }
 
