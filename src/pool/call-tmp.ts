@@ -47,7 +47,9 @@ export function createCallTmp(): CallTmpResult {
     }
   }
   let closed = false
-  const atExit = () => removeNow(base)
+  // At exit only synchronous work runs: the thread's removal, here; what will not go (a call's
+  // folder its pack code locked) stays, said nowhere: the process is ending.
+  const atExit = () => removeTree(base)
   process.once('exit', atExit)
   const tmp: CallTmp = {
     root: base,
@@ -69,10 +71,4 @@ export function createCallTmp(): CallTmpResult {
     },
   }
   return { kind: 'ok', tmp }
-}
-
-/** At exit only synchronous work runs: the same removal as the thread's, here. */
-function removeNow(root: string): void {
-  // The process is ending, and what will not go (a call's folder its pack code locked) stays.
-  removeTree(root)
 }

@@ -4,14 +4,14 @@
 // left in it: removing that must hold the service up until it is done. A service whose temporary
 // folder cannot be written (a read-only root filesystem) needs none without a strict tool, and
 // with one says so in a boot-failed line: it died of an internal error before.
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs'
 import { createServer } from 'node:net'
 import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { processTree } from '../../bench/process-tree.js'
-import { FIXTURES, invoke, settled, spawnHost, within } from '../helpers/host.js'
+import { FIXTURES, invoke, settled, spawnerOf, spawnHost, within } from '../helpers/host.js'
 
 // The service's temporary folder (TMPDIR): its own, so that what is left in it is the service's.
 const tmp = mkdtempSync(join(tmpdir(), 'kph-call-root-'))
@@ -61,7 +61,7 @@ describe('a service stopped after its spawner died', () => {
     const host = await spawnHost({ env: { TMPDIR: dir, KINDGI_PACK_SANDBOX: 'strict' } })
     expect((await invoke(host, 'echo', { a: 1 })).body).toMatchObject({ kind: 'result' })
     const front = host.proc.pid as number
-    const spawner = processTree(front).find((p) => p !== front && readFileSync(`/proc/${p}/cmdline`, 'latin1').includes('spawner-process.js'))
+    const spawner = spawnerOf(host)
     expect(spawner, 'the spawner').toBeDefined()
     // Killed outright, it leaves its spares' folders in the root: nothing of it removes them.
     process.kill(spawner as number, 'SIGKILL')

@@ -1,9 +1,11 @@
 // Spawns the built kindgi-pack-host as a real process on loopback and talks HTTP to it,
 // so end-to-end tests exercise exactly what an operator runs.
 import { spawn, type ChildProcess } from 'node:child_process'
+import { readFileSync } from 'node:fs'
 import { request as httpRequest } from 'node:http'
 import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll } from 'vitest'
+import { processTree } from '../../bench/process-tree.js'
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url))
 export const BIN = `${ROOT}dist/src/main.js`
@@ -230,4 +232,18 @@ export async function invokeThenLeave(host: Host, message: unknown, leave: numbe
   if (typeof leave === 'number') await sleep(leave)
   else await within(10_000, leave)
   req.destroy()
+}
+
+/** A process's command line, its arguments joined by spaces; empty once it is gone. */
+export function cmdline(pid: number): string {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ').trim()
+  } catch {
+    return ''
+  }
+}
+
+/** The host's spawner, found among its processes by its command line; undefined before it starts. */
+export function spawnerOf(host: Host): number | undefined {
+  return processTree(host.proc.pid as number).find((pid) => cmdline(pid).includes('spawner-process'))
 }

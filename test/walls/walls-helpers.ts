@@ -9,9 +9,10 @@ import { connect, type AddressInfo } from 'node:net'
 import { afterAll, beforeAll, expect, onTestFinished } from 'vitest'
 import { processTree } from '../../bench/process-tree.js'
 import { type Landlock, probeLandlock } from '../../src/pool/landlock.js'
-import { FIXTURES, ROOT, spawnHost, sleep, TOKEN, type Host, type SpawnOptions } from '../helpers/host.js'
+import { cmdline, FIXTURES, ROOT, spawnerOf, spawnHost, sleep, TOKEN, type Host, type SpawnOptions } from '../helpers/host.js'
 
 export { processTree }
+export { cmdline, spawnerOf }
 
 export const WALLS_INDEX = `${FIXTURES}/walls-pack/index.json`
 export const STRICT = { KINDGI_PACK_SANDBOX: 'strict' }
@@ -120,14 +121,6 @@ export function treeCpuMs(root: number): number {
   return processTree(root).reduce((ms, pid) => ms + (stat(pid)?.cpuTicks ?? 0) * 10, 0)
 }
 
-export function cmdline(pid: number): string {
-  try {
-    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ').trim()
-  } catch {
-    return ''
-  }
-}
-
 /** Whether a process with this pid exists (signal 0). */
 export function alive(pid: number): boolean {
   try {
@@ -227,11 +220,6 @@ export async function stillServes(host: Host): Promise<void> {
   expect
     .soft('error' in echo ? echo : echo.body, 'a plain call after the attack')
     .toEqual({ v: 2, kind: 'result', output: { input: { after: 'attack' }, tenantId: 'tenant-c' } })
-}
-
-/** The host's spawner, found among its processes by its command line; undefined before it starts. */
-export function spawnerOf(host: Host): number | undefined {
-  return processTree(host.proc.pid as number).find((pid) => cmdline(pid).includes('spawner-process'))
 }
 
 /** A process's resident memory now, in MB; 0 once it is gone. */
