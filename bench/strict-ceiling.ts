@@ -3,9 +3,11 @@
 // used for one call and killed, `parallel` at a time.
 // Run as its own process: `node dist/bench/strict-ceiling.js '<CeilingSpec JSON>'`.
 import { spawn } from 'node:child_process'
-import { dirname } from 'node:path'
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { strictCommand } from '../src/pool/strict-flags.js'
+import { callFolderEnv, strictCommand } from '../src/pool/strict-flags.js'
 import { median } from './stats.js'
 
 export type CeilingSpec = {
@@ -25,21 +27,35 @@ const PROCESS = fileURLToPath(new URL('./ceiling-process.cjs', import.meta.url))
 const ROOT = fileURLToPath(new URL('../..', import.meta.url))
 const AJV = new URL('../src/ajv.js', import.meta.url).href
 
-function once(spec: CeilingSpec): Promise<number> {
+async function once(spec: CeilingSpec): Promise<number> {
   const started = performance.now()
+  // Its own call folder, made before it starts and removed after it ends, as the spawner does
+  // for a strict call's process: the kernel's wall lets it write there only, and it does not
+  // start without one.
+  const folder = await mkdtemp(join(tmpdir(), 'kindgi-ceiling-'))
   const readRoots = [ROOT, ...new Set(spec.modules.map((m) => dirname(m)))]
   const [command, ...args] = strictCommand(PROCESS, { readRoots, networkNone: false, memMB: undefined, dataBaseline: undefined })
   // Its channel as the spawner makes a strict process's: stdin in, fd 3 out.
-  const child = spawn(command as string, args, { stdio: ['pipe', 'inherit', 'inherit', 'pipe'] })
+  const child = spawn(command as string, args, { stdio: ['pipe', 'inherit', 'inherit', 'pipe'], env: callFolderEnv(folder, {}) })
+  child.stdin?.on('error', () => undefined) // a process that did not start is reported by its exit
   child.stdin?.write(`${JSON.stringify({ modules: spec.modules, input: spec.input, schemas: spec.schemas, ajv: AJV })}\n`)
-  return new Promise((resolve, reject) => {
+  const answered = new Promise<number | Error>((resolve) => {
     child.stdio[3]?.once('data', () => {
-      const ms = performance.now() - started
-      child.once('exit', () => resolve(ms))
+      resolve(performance.now() - started)
       child.kill('SIGKILL')
     })
-    child.once('error', reject)
+    child.once('exit', (code, signal) => resolve(new Error(`the ceiling's process exited (${signal ?? `code ${code}`}) before it answered`)))
+    child.once('error', (error) => resolve(error))
   })
+  const ended = new Promise((resolve) => {
+    child.once('exit', resolve)
+    child.once('error', resolve)
+  })
+  const ms = await answered
+  await ended
+  await rm(folder, { recursive: true, force: true })
+  if (ms instanceof Error) throw ms
+  return ms
 }
 
 export async function measureCeiling(spec: CeilingSpec): Promise<CeilingResult> {

@@ -9,8 +9,8 @@
 // The root is this module's alone: made here, made again here should a /tmp cleaner take it
 // (the spawner makes only the call's own folder in it, so nothing makes it after it went), and
 // removed with the pool that made it, or with the process should it exit without closing that
-// pool (it could not listen, a signal came while the pack loaded): each such start left one
-// in /tmp before.
+// pool (it could not listen, a signal came while the pack loaded), or by the spawner should the
+// process be killed outright (spawner-process.ts): each such start or death left one in /tmp before.
 import { randomUUID } from 'node:crypto'
 import { chmodSync, existsSync, mkdirSync } from 'node:fs'
 import { tmpdir } from 'node:os'

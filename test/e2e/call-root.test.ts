@@ -4,7 +4,7 @@
 // left in it: removing that must hold the service up until it is done. A service whose temporary
 // folder cannot be written (a read-only root filesystem) needs none without a strict tool, and
 // with one says so in a boot-failed line: it died of an internal error before.
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs'
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs'
 import { createServer } from 'node:net'
 import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
@@ -68,6 +68,25 @@ describe('a service stopped after its spawner died', () => {
     expect(await within(5_000, () => !processTree(front).includes(spawner as number))).toBe(true)
     expect(await host.stop()).toBe(0)
     expect(host.lines.some((l) => l.kind === 'stopped')).toBe(true)
+    expect(await rootsLeft(dir)).toEqual([])
+  })
+})
+
+describe('a service killed outright', () => {
+  it('leaves no folder of its strict calls behind: its spawner removes them once it has ended their processes', async () => {
+    const dir = mkdtempSync(join(tmp, 'killed-'))
+    const host = await spawnHost({ env: { TMPDIR: dir, KINDGI_PACK_SANDBOX: 'strict' } })
+    expect((await invoke(host, 'echo', { a: 1 })).body).toMatchObject({ kind: 'result' })
+    const spawner = spawnerOf(host) as number
+    expect(spawner, 'the spawner').toBeDefined()
+    // A call running as the front dies: its process, and its folder with the spares', must go too.
+    const running = invoke(host, 'sleep', { ms: 10_000, logStart: true }, {}, { ctx: { tenantId: 't', runId: 'killed' } }).catch(() => undefined)
+    expect(await within(10_000, () => host.lines.some((l) => l.kind === 'log' && l.runId === 'killed' && l.message === 'started'))).toBe(true)
+    // SIGKILL: no exit hook of the front runs, and nothing of it removes the root.
+    host.proc.kill('SIGKILL')
+    await host.exited
+    await running
+    expect(await within(10_000, () => !existsSync(`/proc/${spawner}`))).toBe(true)
     expect(await rootsLeft(dir)).toEqual([])
   })
 })

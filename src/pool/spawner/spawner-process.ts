@@ -13,12 +13,14 @@
 // does none of that, and no message crosses for it.
 import { spawn, type ChildProcess } from 'node:child_process'
 import { existsSync, mkdirSync } from 'node:fs'
+import { dirname } from 'node:path'
 import type { Readable, Writable } from 'node:stream'
 import { MAX_LINE } from '../../protocol/channel-limits.js'
 import { openFrames, type FrameChannel } from '../../protocol/frame-channel.js'
 import { passLines } from '../pack-output.js'
 import { whenEnded } from '../process-end.js'
 import { removeFolder } from '../remove-folder.js'
+import { removeTree } from '../remove-tree.js'
 import type { FromSpawner, ToSpawner } from './spawner-messages.js'
 
 type Started = {
@@ -33,6 +35,8 @@ type Started = {
   hold: () => void
 }
 const children = new Map<number, Started>()
+/** The folders its processes' folders were made in (the front's call roots): removed should the front die. */
+const roots = new Set<string>()
 /** Messages of one process sent on to the front and not yet written: past it, its channel is not read. */
 const MAX_RELAYING = 256
 /**
@@ -88,6 +92,7 @@ process.on('message', (message: ToSpawner) => {
 function start(message: Extract<ToSpawner, { t: 'start' }>): void {
   const { id, folder } = message
   if (folder !== undefined) {
+    roots.add(dirname(folder))
     try {
       // Not its root: that is the front's to make (call-tmp.ts), and one made here after the
       // front removed it, for a start already on its way, was left behind.
@@ -190,8 +195,22 @@ function start(message: Extract<ToSpawner, { t: 'start' }>): void {
   if (message.first !== undefined) channel.send(message.first)
 }
 
-// Without the front there is nobody to serve: end every process started for it, then itself.
+// Without the front there is nobody to serve: end every process started for it, then remove
+// the roots their folders were made in, then itself. The front removes its root as it closes or
+// exits; killed outright (SIGKILL, the kernel's OOM killer) it runs nothing, and each such death
+// left a root in the temporary folder, with the spares' folders and what running calls wrote.
+// Not before the processes have gone, which could write there still; not for longer than
+// ROOTS_WAIT_MS, after which what is left stays.
+const ROOTS_WAIT_MS = 2_000
 process.on('disconnect', () => {
-  for (const { child } of children.values()) child.kill('SIGKILL')
-  process.exit(0)
+  const ending = [...children.values()].map(({ child }) => {
+    child.kill('SIGKILL')
+    return child.exitCode !== null || child.signalCode !== null ? undefined : new Promise((resolve) => child.once('exit', resolve))
+  })
+  const removeRoots = () => {
+    for (const root of roots) removeTree(root)
+    process.exit(0)
+  }
+  setTimeout(removeRoots, ROOTS_WAIT_MS).unref()
+  void Promise.all(ending).then(removeRoots)
 })
