@@ -20,7 +20,17 @@ export type Run = {
   cpuUsPerCall: number
 }
 
-export type Machine = { cpu: string; nproc: number; node: string; os: string; memTotalMiB: number; loadAvg: number[]; note: string }
+export type Machine = {
+  cpu: string
+  nproc: number
+  node: string
+  os: string
+  memTotalMiB: number
+  loadAvg: number[]
+  note: string
+  /** The share of the machine's time its hypervisor gave other guests during the run (/proc/stat's steal), 0 to 1. */
+  stealShare?: number
+}
 
 export type Results = {
   date: string
@@ -152,6 +162,32 @@ function row(all: Row[], caseId: CaseId, connections: number): Row | undefined {
 
 function check(value: number, ok: (v: number) => boolean): boolean | undefined {
   return Number.isFinite(value) ? ok(value) : undefined
+}
+
+/** Past this share of the machine's time stolen by other guests, the report says its rates are not to be trusted. */
+const STOLEN_SHARE_WARNING = 0.05
+
+/**
+ * The strict target's companion, from CPU time rather than rates: per round, the ceiling's CPU a
+ * unit (its driver and processes, the mean of the runs just before and after) over the host's
+ * CPU a strict call at 32 callers (its whole process tree). Both are the time their own
+ * processes ran, so a busy neighbour or a hypervisor's other guests, which move the rates run to
+ * run, move this little; on a machine running nothing else the rates' ratio would come near it.
+ */
+export function strictCpuLine(results: Results): string | undefined {
+  const strictRuns = series(results.runs, 'strict', 32, 'host')
+  const perRound = (results.strictCeiling ?? []).flatMap((b) => {
+    const host = strictRuns.find((r) => r.round === b.round)
+    const unitMs = (b.before.cpuMsPerCall + b.after.cpuMsPerCall) / 2
+    return host === undefined || !Number.isFinite(unitMs) ? [] : [{ hostMs: host.cpuUsPerCall / 1000, unitMs }]
+  })
+  if (perRound.length === 0) return undefined
+  const ratios = perRound.map((r) => r.unitMs / r.hostMs)
+  return (
+    `strict CPU, 32 callers: the host ${median(perRound.map((r) => r.hostMs)).toFixed(1)} ms a call (its whole tree), ` +
+    `the ceiling ${median(perRound.map((r) => r.unitMs)).toFixed(1)} ms a unit (its driver and processes); ` +
+    `ceiling/host per round ${ratios.map((r) => r.toFixed(2)).join(', ')}, median ${median(ratios).toFixed(2)}×`
+  )
 }
 
 export function targets(results: Results, all: Row[] = rows(results)): Target[] {
@@ -302,6 +338,7 @@ export function renderTable(results: Results): string {
     `strict-process ceiling: ${rate(median(results.ceiling.map((c) => c.rps)))} with ${results.ceiling[0]?.parallel ?? '?'} at a time ` +
     `(one at a time ${rate(median(results.ceilingSerial.map((c) => c.rps)))}, p50 ${median(results.ceilingSerial.map((c) => c.p50Ms)).toFixed(1)} ms; ` +
     `compiling the schemas with Ajv too: ${rate(median(results.ceilingWithAjv.map((c) => c.rps)))})`
+  const cpuLine = strictCpuLine(results)
   const growth = results.cases
     .map((c) => {
       const p = results.prewarmed.filter((x) => x.caseId === c.id)
@@ -310,13 +347,19 @@ export function renderTable(results: Results): string {
     .filter((x) => x !== undefined)
   return [
     `${results.mode} run, ${results.rounds} round(s) of ${results.durationS} s (+${results.warmupS} s warmup) per case, host and reference alternating; medians over rounds`,
-    `machine: ${m.cpu}, ${m.nproc} cores (nproc), ${m.memTotalMiB} MiB, node ${m.node}, ${m.os}; load average at start ${m.loadAvg.map((x) => x.toFixed(2)).join(' ')}. ${m.note}`,
+    `machine: ${m.cpu}, ${m.nproc} cores (nproc), ${m.memTotalMiB} MiB, node ${m.node}, ${m.os}; load average at start ${m.loadAvg.map((x) => x.toFixed(2)).join(' ')}${m.stealShare === undefined ? '' : `; time stolen by the hypervisor's other guests during the run: ${(m.stealShare * 100).toFixed(0)} %`}. ${m.note}`,
     '',
     measurements,
     '',
     goals,
+    ...(m.stealShare !== undefined && m.stealShare > STOLEN_SHARE_WARNING
+      ? [
+          `${(m.stealShare * 100).toFixed(0)} % of the machine's time went to other guests: the rates above moved with it from one run to the next, and a ratio of two rates measured minutes apart (the strict target's) can pass or fail by it alone. The CPU figures below are not moved by it.`,
+        ]
+      : []),
     '',
     ceilingLine,
+    ...(cpuLine === undefined ? [] : [cpuLine]),
     `memory per warm worker: ${results.workerMemory.method}`,
     `before each 32-caller host run its pool was driven until it stopped growing (median time, host OS threads then): ${growth.join(', ')}`,
     "CPU/call: user + system CPU of the server's whole process tree (the host: its front, spawner, pack processes and strict calls' processes) during the measured window, per 200 answer; it counts what the server spent, whatever else the machine ran. RSS: the tree's, summed.",

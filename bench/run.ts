@@ -65,6 +65,13 @@ function machine(): Machine {
   }
 }
 
+/** The machine's CPU time so far, in ticks (/proc/stat): all of it, and what the hypervisor gave other guests (steal). */
+function cpuTimes(): { total: number; steal: number } {
+  const fields = (readFileSync('/proc/stat', 'utf8').split('\n')[0] ?? '').trim().split(/\s+/).slice(1).map(Number)
+  // user nice system idle iowait irq softirq steal guest guest_nice: guest time is inside user already.
+  return { total: fields.slice(0, 8).reduce((a, b) => a + b, 0), steal: fields[7] ?? 0 }
+}
+
 function log(line: string): void {
   process.stderr.write(`[bench] ${line}\n`)
 }
@@ -219,6 +226,7 @@ async function main(): Promise<void> {
   if (o.profile) return runProfile({ durationS: o.quick ? 3 : 8 })
   const startedAt = performance.now()
   const m = machine()
+  const timesBefore = cpuTimes()
   const cases = benchCases().filter((c) => o.cases === undefined || o.cases.includes(c.id))
   log(`${o.quick ? 'quick' : 'full'} mode: ${o.rounds} round(s), ${o.durationS} s per run, cases ${cases.map((c) => c.id).join(', ')}`)
 
@@ -297,13 +305,14 @@ async function main(): Promise<void> {
   const memory = await workerMemory(o)
   phase('memory per worker')
 
+  const timesAfter = cpuTimes()
   const results: Results = {
     date: new Date().toISOString(),
     mode: o.quick ? 'quick' : 'full',
     rounds: o.rounds,
     durationS: o.durationS,
     warmupS: o.warmupS,
-    machine: m,
+    machine: { ...m, stealShare: (timesAfter.steal - timesBefore.steal) / (timesAfter.total - timesBefore.total) },
     cases: cases.map((c) => ({ id: c.id, label: c.label })),
     prewarmed,
     runs,

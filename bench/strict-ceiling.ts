@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { callFolderEnv, strictCommand } from '../src/pool/strict-flags.js'
+import { cleanEnv, procCpuMs } from './proc.js'
 import { median } from './stats.js'
 
 export type CeilingSpec = {
@@ -20,7 +21,19 @@ export type CeilingSpec = {
   durationS: number
 }
 
-export type CeilingResult = { parallel: number; calls: number; elapsedS: number; rps: number; p50Ms: number }
+export type CeilingResult = {
+  parallel: number
+  calls: number
+  elapsedS: number
+  rps: number
+  p50Ms: number
+  /**
+   * CPU (user + system) per call of this driver and the processes it started and reaped, in ms:
+   * what a unit costs the machine, unlike `rps` untouched by what else the machine runs (a
+   * hypervisor's other guests took up to half of these 2 cores' time on some days).
+   */
+  cpuMsPerCall: number
+}
 
 // Bundled by `npm run build:bench`, as the host bundles its strict process.
 const PROCESS = fileURLToPath(new URL('./ceiling-process.cjs', import.meta.url))
@@ -35,8 +48,9 @@ async function once(spec: CeilingSpec): Promise<number> {
   const folder = await mkdtemp(join(tmpdir(), 'kindgi-ceiling-'))
   const readRoots = [ROOT, ...new Set(spec.modules.map((m) => dirname(m)))]
   const [command, ...args] = strictCommand(PROCESS, { readRoots, networkNone: false, memMB: undefined, dataBaseline: undefined })
-  // Its channel as the spawner makes a strict process's: stdin in, fd 3 out.
-  const child = spawn(command as string, args, { stdio: ['pipe', 'inherit', 'inherit', 'pipe'], env: callFolderEnv(folder, {}) })
+  // Its channel as the spawner makes a strict process's: stdin in, fd 3 out. Its environment as
+  // the benchmark's host gets it (proc.ts), which passes it on to its strict processes.
+  const child = spawn(command as string, args, { stdio: ['pipe', 'inherit', 'inherit', 'pipe'], env: callFolderEnv(folder, cleanEnv()) })
   child.stdin?.on('error', () => undefined) // a process that did not start is reported by its exit
   child.stdin?.write(`${JSON.stringify({ modules: spec.modules, input: spec.input, schemas: spec.schemas, ajv: AJV })}\n`)
   const answered = new Promise<number | Error>((resolve) => {
@@ -63,13 +77,16 @@ export async function measureCeiling(spec: CeilingSpec): Promise<CeilingResult> 
   const deadline = performance.now() + spec.durationS * 1000
   const times: number[] = []
   const t0 = performance.now()
+  // Every process started in the window has been reaped by its end (once() waits for its exit).
+  const cpuBefore = procCpuMs(process.pid)
   await Promise.all(
     Array.from({ length: spec.parallel }, async () => {
       while (performance.now() < deadline) times.push(await once(spec))
     }),
   )
   const elapsedS = (performance.now() - t0) / 1000
-  return { parallel: spec.parallel, calls: times.length, elapsedS, rps: times.length / elapsedS, p50Ms: median(times) }
+  const cpuMsPerCall = (procCpuMs(process.pid) - cpuBefore) / times.length
+  return { parallel: spec.parallel, calls: times.length, elapsedS, rps: times.length / elapsedS, p50Ms: median(times), cpuMsPerCall }
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {

@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest'
 import type { LoadResult } from '../../bench/load.js'
 import { categorize, summarizeProfile, type CpuProfile } from '../../bench/profile.js'
-import { markdownTable, micros, renderTable, rows, targets, type Results, type Run } from '../../bench/report.js'
+import { markdownTable, micros, renderTable, rows, strictCpuLine, targets, type Results, type Run } from '../../bench/report.js'
 import { median, medianDifference, medianRatio, percentileSorted, ratio } from '../../bench/stats.js'
 
 function load(rps: number, p50Us: number, p99Us: number): LoadResult {
@@ -52,7 +52,7 @@ describe('report', () => {
     runs.push(run(round, 'limits', 32, 'host', load(6860, 4000, 9000)))
     runs.push(run(round, 'strict', 32, 'host', load(45, 600_000, 900_000)))
   }
-  const ceiling = [1, 2, 3].map(() => ({ parallel: 2, calls: 100, elapsedS: 2, rps: 50, p50Ms: 30 }))
+  const ceiling = [1, 2, 3].map(() => ({ parallel: 2, calls: 100, elapsedS: 2, rps: 50, p50Ms: 30, cpuMsPerCall: 40 }))
   const results: Results = {
     date: '2026-01-01T00:00:00Z',
     mode: 'full',
@@ -114,7 +114,7 @@ describe('report', () => {
 
   it('strict is judged against the ceiling measured just before and after it when there is one, not at the round start', () => {
     // Host strict: 45/s each round. Round-start ceilings: 50/s (0.90×). Bracketing ceilings: 60 and 58, 50 and 52, 62 and 60.
-    const c = (rps: number) => ({ parallel: 2, calls: 100, elapsedS: 2, rps, p50Ms: 30 })
+    const c = (rps: number) => ({ parallel: 2, calls: 100, elapsedS: 2, rps, p50Ms: 30, cpuMsPerCall: 40 })
     const strictCeiling = [
       [60, 58],
       [50, 52],
@@ -124,6 +124,36 @@ describe('report', () => {
     expect(strict.name).toContain('just before and after (59.0/s)')
     expect(strict.measured).toBe('0.76×') // per round 45/59, 45/51, 45/61: median 0.763
     expect(strict.pass).toBe(false)
+  })
+
+  it("states the strict call's CPU against the ceiling unit's, per round, beside the rates", () => {
+    // Host strict calls cost 50, 48 and 60 ms of the tree's CPU; the ceiling's units 42, 45 and 45 (means of before and after).
+    const hostMs = [50, 48, 60]
+    const withCpu = results.runs.map((r) => (r.caseId === 'strict' ? { ...r, cpuUsPerCall: (hostMs[r.round - 1] as number) * 1000 } : r))
+    const unit = (cpuMsPerCall: number) => ({ parallel: 2, calls: 100, elapsedS: 2, rps: 50, p50Ms: 30, cpuMsPerCall })
+    const strictCeiling = [
+      [40, 44],
+      [44, 46],
+      [45, 45],
+    ].map(([before, after], i) => ({ round: i + 1, before: unit(before!), after: unit(after!) }))
+    const line = strictCpuLine({ ...results, runs: withCpu, strictCeiling })
+    // Per round 42/50, 45/48, 45/60: 0.84, 0.94, 0.75.
+    expect(line).toBe(
+      'strict CPU, 32 callers: the host 50.0 ms a call (its whole tree), the ceiling 45.0 ms a unit (its driver and processes); ceiling/host per round 0.84, 0.94, 0.75, median 0.84×',
+    )
+    expect(renderTable({ ...results, runs: withCpu, strictCeiling })).toContain(line)
+    // Without the bracketing ceilings (an older results.json) there is nothing to state.
+    expect(strictCpuLine(results)).toBeUndefined()
+  })
+
+  it('says how much of the machine its hypervisor gave other guests during the run, and warns of the rates when it is much', () => {
+    const stolen = renderTable({ ...results, machine: { ...results.machine, stealShare: 0.234 } })
+    expect(stolen).toContain("time stolen by the hypervisor's other guests during the run: 23 %")
+    expect(stolen).toContain("23 % of the machine's time went to other guests: the rates above moved with it")
+    const quiet = renderTable({ ...results, machine: { ...results.machine, stealShare: 0.01 } })
+    expect(quiet).toContain('during the run: 1 %')
+    expect(quiet).not.toContain('went to other guests')
+    expect(renderTable(results)).not.toContain('stolen')
   })
 
   it('renders one markdown table with PASS and FAIL', () => {
