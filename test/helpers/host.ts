@@ -6,6 +6,7 @@ import { request as httpRequest } from 'node:http'
 import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll } from 'vitest'
 import { processTree } from '../../bench/process-tree.js'
+import { type Landlock, probeLandlock } from '../../src/pool/landlock.js'
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url))
 export const BIN = `${ROOT}dist/src/main.js`
@@ -246,4 +247,16 @@ export function cmdline(pid: number): string {
 /** The host's spawner, found among its processes by its command line; undefined before it starts. */
 export function spawnerOf(host: Host): number | undefined {
   return processTree(host.proc.pid as number).find((pid) => cmdline(pid).includes('spawner-process'))
+}
+
+/**
+ * This machine's Landlock wall, probed through the built helper, and whether its kernel cannot
+ * have it (before Linux 6.12): the tests that stand on the kernel's walls then skip, saying so. A
+ * machine whose kernel can must have the helper built (npm run build), or those tests fail.
+ */
+export function landlockOf(tests: string): { wall: Landlock; kernelLacksIt: boolean } {
+  const wall = probeLandlock(`${ROOT}dist/workers/native/landlock-exec`)
+  const kernelLacksIt = wall.kind === 'off' && /kernel/.test(wall.why)
+  if (kernelLacksIt) console.log(`${tests} skipped: ${wall.kind === 'off' ? wall.why : ''}`)
+  return { wall, kernelLacksIt }
 }

@@ -8,11 +8,10 @@ import { createServer, type Server } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest'
-import { inLandlock, probeLandlock } from '../../src/pool/landlock.js'
-import { ROOT } from '../helpers/host.js'
+import { inLandlock } from '../../src/pool/landlock.js'
+import { landlockOf } from '../helpers/host.js'
 
-const wall = probeLandlock(`${ROOT}dist/workers/native/landlock-exec`)
-const kernelLacksIt = wall.kind === 'off' && /kernel/.test(wall.why)
+const { wall, kernelLacksIt } = landlockOf('landlock-exec tests')
 
 /** Runs `command` inside the wall (with no network when `noNetwork`; writing only beneath env's KINDGI_CALL_FOLDER when `callFolder`); its stdout, trimmed. */
 function runInside(command: string[], noNetwork = false, env: Record<string, string> = {}, callFolder = false): string {

@@ -16,7 +16,7 @@ import { BIN, ROOT, sleep, type Host } from '../helpers/host.js'
 import { alive, cmdline, landlockOf, processTree, rawInvoke, scratchDir, STRICT, stillServes, withHost } from './walls-helpers.js'
 
 const HELPER = `${ROOT}dist/workers/native/landlock-exec`
-const { wall, kernelLacksIt } = landlockOf('18')
+const { wall, kernelLacksIt } = landlockOf('walls 18')
 
 type Signalled = { self: number; results: Array<{ pid: number; outcome: string }> }
 

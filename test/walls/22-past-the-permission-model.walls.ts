@@ -12,7 +12,7 @@ import { answeredByHost, landlockOf, rawInvoke, scratchDir, STRICT, stillServes,
 
 // Each wall here is the kernel's (workers/native/landlock-exec.c); Node 26's permission model
 // refuses the unix socket too, but not the rest.
-const { kernelLacksIt } = landlockOf('22')
+const { kernelLacksIt } = landlockOf('walls 22')
 
 describe.skipIf(kernelLacksIt)('stop 33: V8 writes no file a strict call may not write', () => {
   it('under strict, code traces and Turbofan traces named by V8 flags are not written outside ctx.tmpDir', async () => {

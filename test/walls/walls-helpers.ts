@@ -8,11 +8,10 @@ import { createServer, request as httpRequest, type RequestListener } from 'node
 import { connect, type AddressInfo } from 'node:net'
 import { afterAll, beforeAll, expect, onTestFinished } from 'vitest'
 import { processTree } from '../../bench/process-tree.js'
-import { type Landlock, probeLandlock } from '../../src/pool/landlock.js'
-import { cmdline, FIXTURES, ROOT, spawnerOf, spawnHost, sleep, TOKEN, type Host, type SpawnOptions } from '../helpers/host.js'
+import { cmdline, FIXTURES, landlockOf, spawnerOf, spawnHost, sleep, TOKEN, type Host, type SpawnOptions } from '../helpers/host.js'
 
 export { processTree }
-export { cmdline, spawnerOf }
+export { cmdline, landlockOf, spawnerOf }
 
 export const WALLS_INDEX = `${FIXTURES}/walls-pack/index.json`
 export const STRICT = { KINDGI_PACK_SANDBOX: 'strict' }
@@ -160,18 +159,6 @@ export async function stopTree(host: Host | undefined): Promise<void> {
   // The folder a non-strict service makes for strict calls (call-tmp.ts) is named after its pid.
   const own = readdirSync(tmpdir()).filter((name) => [pid, ...tree].some((p) => name.startsWith(`kindgi-pack-host-${p}-`)))
   for (const dir of [...tmpRoots, ...own.map((name) => join(tmpdir(), name))]) rmSync(dir, { recursive: true, force: true })
-}
-
-/**
- * This machine's Landlock wall, probed through the built helper, and whether its kernel cannot
- * have it (before Linux 6.12): a file whose walls are the kernel's then skips, saying so. A
- * machine whose kernel can must have the helper built (npm run build), or those tests fail.
- */
-export function landlockOf(file: string): { wall: Landlock; kernelLacksIt: boolean } {
-  const wall = probeLandlock(`${ROOT}dist/workers/native/landlock-exec`)
-  const kernelLacksIt = wall.kind === 'off' && /kernel/.test(wall.why)
-  if (kernelLacksIt) console.log(`walls ${file} skipped: ${wall.kind === 'off' ? wall.why : ''}`)
-  return { wall, kernelLacksIt }
 }
 
 /**

@@ -61,6 +61,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+// Names the one folder a --call-folder process may write in (src/pool/landlock.ts, CALL_FOLDER_VARIABLE).
+#define CALL_FOLDER_VARIABLE "KINDGI_CALL_FOLDER"
+
 #ifndef SYS_close_range
 #define SYS_close_range 436
 #endif
@@ -284,13 +287,13 @@ int main(int argc, char **argv) {
     return refuse("Landlock cannot scope signals on this kernel (ABI 6, Linux 6.12, needed)");
   }
   // Not on the command line: /proc/<pid>/cmdline is readable by every process of the user.
-  const char *folder = call_folder ? getenv("KINDGI_CALL_FOLDER") : NULL;
+  const char *folder = call_folder ? getenv(CALL_FOLDER_VARIABLE) : NULL;
   if (call_folder && (folder == NULL || folder[0] != '/')) {
     errno = EINVAL;
-    return refuse("--call-folder without an absolute KINDGI_CALL_FOLDER");
+    return refuse("--call-folder without an absolute " CALL_FOLDER_VARIABLE);
   }
   if (wall_in(no_network, folder) != 0) return 126;
-  unsetenv("KINDGI_CALL_FOLDER");
+  unsetenv(CALL_FOLDER_VARIABLE);
   // Nothing but its stdio and channel (fds 0 to 3) goes on: a descriptor the service inherited
   // from its own parent without close-on-exec was open in every pack process (stop 33).
   if (syscall(SYS_close_range, 4, ~0U, 0) != 0) return refuse("close_range");
