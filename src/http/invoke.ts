@@ -15,6 +15,8 @@ import { notReady, refusalReason, type FrontState } from './front-state.js'
 import { tenantMismatch } from './access-checks.js'
 import { BODY_LIMIT, readBody } from './read-body.js'
 import { drainRefused } from './drain-refused.js'
+import type { Slot } from '../pool/dispatcher.js'
+import { errorMessage } from '../protocol/messages.js'
 
 type Ctx = Context<{ Bindings: HttpBindings }>
 
@@ -59,7 +61,33 @@ export async function invoke(c: Ctx, state: FrontState, options: InvokeOptions):
     state.metrics.refused('overloaded')
     return c.json({ error: 'overloaded' }, 503, RETRY)
   }
+  const logged = { done: false }
+  try {
+    return await admitted(c, state, options, serving, slot, startedAt, logged)
+  } catch (err) {
+    // A throw of our own after admission (Hono would answer 500 and keep the slot for good: a
+    // red-team pass filled the cap so, stop 35). The slot goes back unless the call holds it
+    // (run never rejects, and frees it when its worker is free); the call gets its one line.
+    slot.release()
+    const error = err instanceof Error ? err : new Error(String(err))
+    state.log.error('internal-error', { error: error.message, stack: error.stack })
+    if (!logged.done) writeCallLine(state, serving, undefined, 'host-failed', startedAt, callFields(headers, undefined))
+    return c.json({ error: 'The pack service failed to handle the request' }, 500)
+  }
+}
 
+/** The rest of an invoke once it holds a slot: every way out either gives the slot back or hands it to the call. */
+async function admitted(
+  c: Ctx,
+  state: FrontState,
+  options: InvokeOptions,
+  serving: Serving,
+  slot: Slot,
+  startedAt: number,
+  logged: { done: boolean },
+): Promise<Response> {
+  const { incoming, outgoing } = c.env
+  const headers = incoming.headers
   const body = await readBody(incoming, BODY_LIMIT, options.bodyTimeoutMs)
   if (body.kind !== 'ok') {
     slot.release()
@@ -70,10 +98,8 @@ export async function invoke(c: Ctx, state: FrontState, options: InvokeOptions):
 
   const pack = serving.pack.index
   const log = (about: Target | undefined, outcome: CallOutcome, fields: CallFields) => {
-    const line = callLine(about, outcome, startedAt, fields, pack)
-    state.log.info('call', line)
-    const id = about !== undefined && servesId(serving, about) ? about.id : undefined
-    state.metrics.callFinished({ target: about?.target, id, outcome, durationMs: line.durationMs as number })
+    logged.done = true
+    writeCallLine(state, serving, about, outcome, startedAt, fields)
   }
   // A Response built directly with plain headers (node-server's light Response): c.body with
   // more than one header makes Hono build a WHATWG Headers, a cost on every call (bench/PROFILE.md, design figures).
@@ -109,7 +135,14 @@ export async function invoke(c: Ctx, state: FrontState, options: InvokeOptions):
     return answer(JSON.stringify(resolved.error))
   }
 
-  const { body: workerBody, files, grant } = toolFilesOf(message, resolved.entry, body.text)
+  const withoutFiles = toolFilesOf(message, resolved.entry, body.text)
+  if (withoutFiles.kind === 'error') {
+    slot.release()
+    const refused = errorMessage('malformed-message', withoutFiles.why, parsed.about)
+    log(parsed.about, refused.code, fields)
+    return answer(JSON.stringify(refused))
+  }
+  const { body: workerBody, files, grant } = withoutFiles
   const callId = nextCallId++
   const ran = await slot.run(
     resolved.entry,
@@ -137,6 +170,14 @@ export async function invoke(c: Ctx, state: FrontState, options: InvokeOptions):
   return answer(ran.answer.body)
 }
 
+/** An invoke's one call line, and the metrics that count it. */
+function writeCallLine(state: FrontState, serving: Serving, about: Target | undefined, outcome: CallOutcome, startedAt: number, fields: CallFields): void {
+  const line = callLine(about, outcome, startedAt, fields, serving.pack.index)
+  state.log.info('call', line)
+  const id = about !== undefined && servesId(serving, about) ? about.id : undefined
+  state.metrics.callFinished({ target: about?.target, id, outcome, durationMs: line.durationMs as number })
+}
+
 /** The caller went away: the response closed before it was written. */
 function callerGone(outgoing: ServerResponse, listener: () => void): () => void {
   if (outgoing.destroyed && !outgoing.writableEnded) {
@@ -159,15 +200,25 @@ function toolFilesOf(
   message: RequestMessage,
   entry: RunnableEntry,
   raw: string,
-): { body: string; files?: { store: boolean; read: boolean }; grant?: FileGrant } {
-  if (message.kind !== 'invoke' || message.ctx.toolFiles === undefined) return { body: raw }
+): { kind: 'ok'; body: string; files?: { store: boolean; read: boolean }; grant?: FileGrant } | { kind: 'error'; why: string } {
+  if (message.kind !== 'invoke' || message.ctx.toolFiles === undefined) return { kind: 'ok', body: raw }
   const { toolFiles, ...ctx } = message.ctx
-  const body = JSON.stringify({ ...message, ctx })
+  let body: string
+  try {
+    body = JSON.stringify({ ...message, ctx })
+  } catch (err) {
+    // JSON.parse reads any depth; JSON.stringify recurses, and on Node 24 an input nested some
+    // thousands deep overflows its stack.
+    return {
+      kind: 'error',
+      why: `The request cannot be passed on without its ctx.toolFiles: ${(err as Error).message} (is its input nested thousands of levels deep?)`,
+    }
+  }
   const store = entry.storesFiles && typeof ctx.idempotencyKey === 'string'
   const read = entry.readsFiles
   const valid = typeof toolFiles === 'object' && toolFiles !== null && typeof toolFiles.url === 'string' && typeof toolFiles.token === 'string'
-  if (!valid || (!store && !read)) return { body }
-  return { body, files: { store, read }, grant: { url: toolFiles.url, token: toolFiles.token } }
+  if (!valid || (!store && !read)) return { kind: 'ok', body }
+  return { kind: 'ok', body, files: { store, read }, grant: { url: toolFiles.url, token: toolFiles.token } }
 }
 
 /**

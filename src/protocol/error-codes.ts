@@ -26,6 +26,7 @@ export type AnswerOutcome = 'ok' | ErrorCode
 
 /**
  * What a `call` line's outcome may say: an answer's, the 421 refusal, or `host-failed` (the
- * host could not start the call — nothing of it ran — and answered 503).
+ * host could not start the call — nothing of it ran — and answered 503; or its own code threw
+ * on the call, and it answered 500).
  */
 export type CallOutcome = AnswerOutcome | 'pack-tenant-mismatch' | 'host-failed'

@@ -1,11 +1,12 @@
 // The promises issue 17 made of the warm path and the front, seen from outside the real
 // process: pack code's Atomics.wait is the runtime's own; a strict call the host cannot start
-// (its folder gone) is answered 503 with its one call line; a shutdown that cuts calls logs no crash.
+// (its folder gone) is answered 503 with its one call line; a shutdown that cuts calls logs no crash;
+// a request the front cannot pass on gives its slot back.
 import { existsSync, readdirSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { FIXTURES, invoke, settled, sleep, spawnHost } from '../helpers/host.js'
+import { CTX, FIXTURES, invoke, post, settled, sleep, spawnHost } from '../helpers/host.js'
 
 describe("pack code's own Atomics.wait", () => {
   it("is the runtime's: a wait on an 8-byte buffer at index 0 returns ok when notified, in a warm worker", async () => {
@@ -74,4 +75,34 @@ describe('a shutdown that cuts calls still running', () => {
     },
     20_000,
   )
+})
+
+describe('an invoke the front cannot pass on', () => {
+  it('gives its slot back: inputs nested too deep to re-serialize without ctx.toolFiles, past the cap, each answered 200 with one call line, and the next call runs', async () => {
+    // A red-team pass (stop 35): on Node 24 the front's JSON.stringify of such a message (to
+    // take toolFiles out) overflowed its stack, Hono answered 500, and the slot was never given
+    // back: after the cap's worth of them every invoke answered 503 overloaded, for good.
+    const host = await spawnHost({ env: { KINDGI_PACK_SERVICE_MAX_CONCURRENCY: '2' } })
+    try {
+      const depth = 200_000
+      const ctx = JSON.stringify({ ...CTX, toolFiles: { url: 'http://127.0.0.1:9/tool-files', token: 'file-token' } })
+      const deep = `{"v":2,"kind":"invoke","tool":{"id":"echo"},"input":{"a":${'['.repeat(depth)}${']'.repeat(depth)}},"ctx":${ctx}}`
+      for (let i = 0; i < 4; i++) {
+        const res = await post(host, deep)
+        expect(res.status, JSON.stringify(res.body).slice(0, 300)).toBe(200)
+        // Node 24: malformed-message, said so; Node 26 stringifies it, and echo answers it.
+        expect(res.body.v).toBe(2)
+        if (res.body.kind === 'error') expect(res.body).toMatchObject({ code: 'malformed-message', toolId: 'echo', message: expect.stringContaining('nested') })
+        else expect(res.body.kind).toBe('result')
+      }
+      const next = await invoke(host, 'echo', { after: true })
+      expect(next.status).toBe(200)
+      expect(next.body).toEqual({ v: 2, kind: 'result', output: { after: true } })
+      await host.waitFor('call', (l) => l.outcome === 'ok')
+      expect(host.lines.filter((l) => l.kind === 'call')).toHaveLength(5)
+      expect(host.lines.filter((l) => l.kind === 'internal-error')).toEqual([])
+    } finally {
+      await host.stop()
+    }
+  })
 })
