@@ -4,7 +4,7 @@
 // strict-process.ts). Bytes are copied once into a buffer of their own and transferred, never cloned.
 import type { CallTask } from '../src/protocol/worker-messages.js'
 import { MAX_FILE_BYTES } from '../src/protocol/channel-limits.js'
-import { fileRequestTooLong } from '../src/protocol/file-request-bounds.js'
+import { artifactIdRefused, fileRequestTooLong } from '../src/protocol/file-request-bounds.js'
 
 export type Reply = { kind: 'ok'; value: Record<string, unknown> } | { kind: 'error'; message: string }
 
@@ -75,8 +75,8 @@ export function buildFiles(task: CallTask, signal: AbortSignal): object | undefi
   if (allowed.read) {
     files.read = (artifactId: unknown) => {
       if (typeof artifactId !== 'string' || artifactId === '') return Promise.reject(new TypeError('files.read needs an artifactId'))
-      const tooLong = fileRequestTooLong({ artifactId })
-      if (tooLong !== undefined) return Promise.reject(new RangeError(tooLong))
+      const refused = fileRequestTooLong({ artifactId }) ?? artifactIdRefused(artifactId)
+      if (refused !== undefined) return Promise.reject(new RangeError(refused))
       return ask(task.callId, { op: 'read', artifactId, nonce: task.nonce }, [], signal)
     }
   }

@@ -4,6 +4,7 @@
 // when its one call arrives with its entry, so a spare runs no pack code. It answers over its
 // channel (fd 3, fd-channel.ts) and the spawner kills it as it relays the answer. Whatever it
 // does (exit, abort, run out of memory) ends only it.
+import { stat } from 'node:fs'
 import { fromBase64, toBase64 } from '../src/protocol/frame-channel.js'
 import { DOORBELL, type FileReplyMessage, type FromStrict, type ToStrict } from '../src/protocol/strict-messages.js'
 import type { RunnableEntry } from '../src/protocol/runnable-entry.js'
@@ -55,12 +56,23 @@ async function serve(task: CallTask, entry: RunnableEntry): Promise<void> {
   send({ type: 'result', result })
 }
 
+/**
+ * libuv sizes its thread pool from UV_THREADPOOL_SIZE when the pool is first used, and never
+ * again. Started here, before any pack code, the pool has the size the service gave the
+ * process: pack code that sets the variable and then reads a file asynchronously had 1,030
+ * threads in its one process, each a pid of the container's limit (a red-team pass, stop 35).
+ */
+function startThreadPool(): Promise<void> {
+  return new Promise((resolve) => stat(new URL(import.meta.url), () => resolve()))
+}
+
 /** A spare's life: its setup, then its one call (or, at boot, the probe). */
 async function main(): Promise<void> {
   const setup = (await channel.next()) as ToStrict | undefined
   if (setup?.type !== 'setup') return
   if (setup.sources !== undefined) pinSources(setup.sources)
   await prepare(setup.traits)
+  await startThreadPool()
   send({ type: 'spare-ready' })
   const next = (await channel.next()) as ToStrict | undefined
   if (next?.type === 'probe') {

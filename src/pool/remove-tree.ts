@@ -7,8 +7,15 @@
 // up without a word when something else removes an entry beneath it meanwhile (the spawner a
 // call's folder while the front removes their root; every time in a test of two threads). The
 // walk gives every folder back its owner's permissions, never follows a link, and takes each
-// entry on its own, one already gone being no error.
-import { chmodSync, existsSync, lstatSync, readdirSync, rmdirSync, rmSync, unlinkSync } from 'node:fs'
+// entry on its own, one already gone being no error. It works by paths, so it keeps them short:
+// a folder deep in the tree is moved up to the top before its entries are walked. Pack code can
+// make a tree deeper than the kernel takes a path (PATH_MAX) without ever naming such a path
+// (renaming one deep chain of folders to the bottom of another); the walk met ENAMETOOLONG
+// there, and the call's files stayed for good (a red-team pass, stop 35).
+import { chmodSync, existsSync, lstatSync, readdirSync, renameSync, rmdirSync, rmSync, unlinkSync } from 'node:fs'
+
+/** Past this many characters a folder's path is moved up before its entries are walked (a name adds at most 255). */
+const SHALLOW_CHARS = 2048
 
 export type Removal = { kind: 'ok' } | { kind: 'error'; message: string }
 
@@ -29,14 +36,28 @@ export function removeTree(folder: string): Removal {
 
 function removeEach(root: string): void {
   const stack = [{ path: root, emptied: false }]
+  let moved = 0
   for (let at = stack.pop(); at !== undefined; at = stack.pop()) {
-    const path = at.path
+    let path = at.path
     const stat = unlessGone(() => lstatSync(path))
     if (stat === undefined) continue
     if (!stat.isDirectory()) unlessGone(() => unlinkSync(path))
     else if (at.emptied) unlessGone(() => rmdirSync(path))
     else {
+      // Write permission on a folder is what moving it to another parent needs, too.
       unlessGone(() => chmodSync(path, 0o700))
+      if (path.length > SHALLOW_CHARS) {
+        let up = `${root}/.removing-${moved++}`
+        while (unlessGone(() => lstatSync(up)) !== undefined) up = `${root}/.removing-${moved++}`
+        const from = path
+        const to = up
+        const renamed = unlessGone(() => {
+          renameSync(from, to)
+          return true
+        })
+        if (renamed === undefined) continue // gone meanwhile
+        path = up
+      }
       stack.push({ path, emptied: true })
       for (const name of unlessGone(() => readdirSync(path)) ?? []) stack.push({ path: `${path}/${name}`, emptied: false })
     }

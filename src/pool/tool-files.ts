@@ -4,7 +4,7 @@
 import type { FileReply, FileValue } from '../protocol/worker-messages.js'
 import { MAX_FILE_BYTES } from '../protocol/channel-limits.js'
 import { fromBase64 } from '../protocol/frame-channel.js'
-import { fileRequestTooLong } from '../protocol/file-request-bounds.js'
+import { artifactIdRefused, fileRequestTooLong } from '../protocol/file-request-bounds.js'
 
 export type FileGrant = { url: string; token: string }
 
@@ -197,7 +197,7 @@ function fileRequestOf(raw: RawFileRequest): RemoteFileRequest | undefined {
  * decided from the process, never from the request), and its reply to `reply`.
  */
 export function bridgeFileRequest(handle: FileHandler, callId: number, raw: RawFileRequest, reply: SendReply): void {
-  const refused = fileRequestTooLong(raw)
+  const refused = fileRequestTooLong(raw) ?? (typeof raw.artifactId === 'string' ? artifactIdRefused(raw.artifactId) : undefined)
   if (refused !== undefined) {
     void reply({ kind: 'error', message: refused })
     return

@@ -3,7 +3,10 @@
 // on its event loop (a CJK character becomes nine): a name of five million characters held the
 // front ~0.5 s a request, and one call kept it so (stop 29, a third red-team pass). The front
 // refuses past these (src/pool/tool-files.ts: the wall); a pack process's own code refuses
-// first, before the request crosses its channel, and ctx.files says so to the handler.
+// first, before the request crosses its channel, and ctx.files says so to the handler. An
+// artifact id is one segment of the store's URL: "." and ".." would name the store's own URL
+// and its parent, which the URL parser resolves before the request leaves (a red-team pass,
+// stop 35: the call's file token went to both).
 
 export const MAX_FILE_NAME_CHARS = 1024
 export const MAX_CONTENT_TYPE_CHARS = 255
@@ -15,5 +18,13 @@ export function fileRequestTooLong(request: { name?: unknown; contentType?: unkn
   if (over(request.name, MAX_FILE_NAME_CHARS)) return `A file name may have at most ${MAX_FILE_NAME_CHARS} characters in a pack service`
   if (over(request.contentType, MAX_CONTENT_TYPE_CHARS)) return `A file type may have at most ${MAX_CONTENT_TYPE_CHARS} characters in a pack service`
   if (over(request.artifactId, MAX_ARTIFACT_ID_CHARS)) return `An artifact id may have at most ${MAX_ARTIFACT_ID_CHARS} characters in a pack service`
+  return undefined
+}
+
+/** Why an artifact id is refused (empty, or a dot segment the URL would resolve away); undefined if it is one segment of the store's URL. */
+export function artifactIdRefused(artifactId: string): string | undefined {
+  if (artifactId === '') return 'files.read needs an artifactId'
+  if (artifactId === '.' || artifactId === '..')
+    return `"${artifactId}" is no artifact id: in the file store's URL it would name the store itself or its parent`
   return undefined
 }

@@ -3,7 +3,7 @@
 // walk that gives folders back their permissions never follows a link out of the folder, and
 // runs off the event loop.
 import { spawnSync } from 'node:child_process'
-import { chmodSync, existsSync, lstatSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
+import { chmodSync, existsSync, lstatSync, mkdirSync, mkdtempSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -11,6 +11,8 @@ import { Worker } from 'node:worker_threads'
 import { describe, expect, it, onTestFinished } from 'vitest'
 // The built module: its thread is a file of its own, which Node runs built.
 import { removeFolder } from '../../dist/src/pool/remove-folder.js'
+
+const REMOVE_TREE = fileURLToPath(new URL('../../dist/src/pool/remove-tree.js', import.meta.url))
 
 function scratch(): string {
   const dir = mkdtempSync(join(tmpdir(), 'kph-remove-folder-'))
@@ -116,5 +118,40 @@ describe('the removal thread keeps nothing alive', () => {
       expect(run.stdout.trim(), way.name).toBe('{"kind":"ok"}')
       expect(existsSync(way.folder), way.name).toBe(false)
     }
+  })
+})
+
+/** A tree as a red-team pass made one (stop 35): a read-only folder with a file, ~7,300 characters deep, every path named on the way under PATH_MAX. */
+function deeperThanPathMax(folder: string): void {
+  const segment = 'x'.repeat(200)
+  const chain = (top: string) => {
+    let path = top
+    mkdirSync(path, { recursive: true })
+    while (path.length + segment.length + 1 < 3800) {
+      path = `${path}/${segment}`
+      mkdirSync(path)
+    }
+    return path
+  }
+  const bottomA = chain(join(folder, 'a'))
+  const bottomB = chain(join(folder, 'b'))
+  mkdirSync(join(bottomB, 'ro'))
+  writeFileSync(join(bottomB, 'ro', 'left-behind'), 'x'.repeat(4096))
+  chmodSync(join(bottomB, 'ro'), 0o500)
+  renameSync(join(folder, 'b'), join(bottomA, 'b'))
+}
+
+describe('a tree deeper than a path may be long', () => {
+  it('goes whole, its read-only folder at the bottom too, for a service without CAP_DAC_OVERRIDE (the image runs as such a user)', () => {
+    const folder = join(scratch(), 'call')
+    deeperThanPathMax(folder)
+    // As root, the removal runs with every capability dropped, as the image's user has none.
+    const removal = `import(${JSON.stringify(REMOVE_TREE)}).then((m) => process.stdout.write(JSON.stringify(m.removeTree(process.argv[1]))))`
+    const asRoot = process.getuid?.() === 0
+    const command = asRoot ? ['setpriv', '--bounding-set=-all', '--inh-caps=-all', '--', process.execPath] : [process.execPath]
+    const run = spawnSync(command[0] as string, [...command.slice(1), '-e', removal, folder], { encoding: 'utf8' })
+    expect(run.stderr).toBe('')
+    expect(JSON.parse(run.stdout)).toEqual({ kind: 'ok' })
+    expect(existsSync(folder)).toBe(false)
   })
 })
