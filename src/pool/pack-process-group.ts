@@ -232,8 +232,8 @@ export function createPackProcessGroup(options: PackProcessOptions): WorkerGroup
     } else if (message?.type === 'probe-failed') {
       const why = typeof message.message === 'string' ? message.message : 'the pack process could not load its modules'
       for (const probe of proc.probes.splice(0)) probe.reject(new Error(why))
-    } else if (message?.type === 'threads-base' && proc.threads !== undefined) {
-      proc.threads.readBase()
+    } else if (message?.type === 'threads-base' && proc.threads?.readBase() === true) {
+      // Answered once: pack code that writes it again restarts nothing and is read as nothing.
       send(proc, { type: 'threads-counted' })
     }
   }

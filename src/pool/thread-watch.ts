@@ -16,8 +16,12 @@ const EVERY_MS = 500
 const ANSWER_MS = 5_000
 
 export type ThreadWatch = {
-  /** The process says Node's own threads are up and none of its pool's: read them now. */
-  readBase(): void
+  /**
+   * The process says Node's own threads are up and none of its pool's: read them now. Only the
+   * first time: every thread of the process can write its channel, and a nested Worker read as
+   * Node's own was never counted again (a red-team pass, stop 35). False when read before.
+   */
+  readBase(): boolean
   /** Counts now (after a limited call ended), unless a count is under way. */
   check(): void
   /** The pool's count of its live worker threads, as the process answered. */
@@ -37,6 +41,7 @@ export function threadsOf(pid: number): number | undefined {
 
 export function watchThreads(pid: number, ask: () => void, tooMany: (why: string) => void): ThreadWatch {
   let base: number | undefined
+  let baseRead = false
   let asking = false
   let strikes = 0
   let stopped = false
@@ -69,7 +74,10 @@ export function watchThreads(pid: number, ask: () => void, tooMany: (why: string
 
   return {
     readBase() {
+      if (baseRead) return false
+      baseRead = true
       base = threadsOf(pid)
+      return true
     },
     check,
     counted(live) {

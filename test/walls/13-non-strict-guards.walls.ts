@@ -20,8 +20,13 @@ describe('finding 13: a non-strict service holds its promises past the guards', 
     await stillServes(host)
   })
 
-  for (const forge of [false, true]) {
-    it(`nothing a cpuMs-limited tool started runs on after its answer (a nested Worker${forge ? " that forges its process's thread count" : ''})`, async () => {
+  const attacks = [
+    { forge: false, how: '' },
+    { forge: true, how: " that forges its process's thread count" },
+    { forge: 'rebase', how: " whose handler asks the front to read Node's own threads again (stop 35)" },
+  ]
+  for (const { forge, how } of attacks) {
+    it(`nothing a cpuMs-limited tool started runs on after its answer (a nested Worker${how})`, async () => {
       const dir = scratchDir('nested')
       const allReplaced = () => host.lines.filter((l) => l.kind === 'worker-replaced').length
       let heartbeat: string
