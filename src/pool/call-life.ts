@@ -9,11 +9,12 @@
 // So the caller is answered once, the worker is stopped at most once and only before an
 // answer, and the slot is released once, only when the worker is done. `step` is the table;
 // `followCall` feeds it the group's promises and the limits' timers.
-import { cancelled, cpuExceeded, deadlineExceeded, memoryExceeded, workerDied } from '../protocol/messages.js'
-import type { GroupAnswer, StopReason } from '../protocol/call-answers.js'
+import { cancelled, cpuExceeded, deadlineExceeded, errorMessage, memoryExceeded, throwText, workerDied } from '../protocol/messages.js'
+import type { CallResult, GroupAnswer, StopReason } from '../protocol/call-answers.js'
 import type { AnswerOutcome } from '../protocol/error-codes.js'
 import type { RunnableEntry } from '../protocol/runnable-entry.js'
 import type { ResponseMessage, Target } from '../protocol/wire.js'
+import { answerHead } from './answer-head.js'
 import type { RunningCall } from './group.js'
 
 /** A protocol message to send (`body`), and its outcome for the call line. */
@@ -67,11 +68,22 @@ function answered(message: ResponseMessage): CallEnd {
 }
 
 export function fromGroup(answer: GroupAnswer, entry: RunnableEntry, about: Target): CallEnd {
-  if (answer.kind === 'result') return { kind: 'answered', answer: answer.result }
+  if (answer.kind === 'result') return checkedResult(answer.result, entry, about)
   if (answer.kind === 'shutdown') return answered(workerDied(about, 'the service shut down before it answered'))
   if (answer.kind === 'not-started') return answer
   if (answer.reason === 'memory' && entry.memMB !== undefined) return answered(memoryExceeded(about, entry.memMB))
   return answered(workerDied(about, answer.detail))
+}
+
+/** A pack process's answer as the caller gets it: as sent when its head is the host's code's (answer-head.ts), else said for what it is. */
+function checkedResult(result: CallResult, entry: RunnableEntry, about: Target): CallEnd {
+  const head = answerHead(result, entry)
+  if (head.kind === 'as-sent') return { kind: 'answered', answer: result }
+  if (head.kind === 'pause-not-allowed') {
+    return answered(errorMessage('pause-not-available', `Tool "${entry.id}" tried to pause, but its index entry does not say pauses: true`, about))
+  }
+  const cause = { name: 'ForgedAnswer', message: "its process answered with what the host's code does not send" }
+  return answered(errorMessage('handler-throw', throwText(about, cause), about, { cause }))
 }
 
 /**

@@ -39,6 +39,8 @@ const MAX_RESTART_DELAY_MS = 5_000
 const CLOSE_GRACE_MS = 5_000
 /** How long a stopped call's process may take to free it (its own grace to terminate the worker, and more) before it is ended. */
 const STOP_GRACE_MS = 2_000
+/** The same for a call its process answered with an error (a limit it enforces, a worker it retires): its worker exits first. */
+const FAILED_FREE_GRACE_MS = 5_000
 /** How long what a process wrote before it exited may take to be read, before its pipes are closed. */
 const EXIT_DRAIN_MS = 1_000
 const REASONS = new Set<unknown>(['deadline', 'cancelled', 'memory', 'cpu', 'crash', 'strict', 'context-isolated'] satisfies ReplaceReason[])
@@ -244,7 +246,9 @@ export function createPackProcessGroup(options: PackProcessOptions): WorkerGroup
         const call = proc.pending.get(item.callId)
         if (call === undefined || call.answered) return
         call.answered = true
-        call.answer(checkedAnswer(item.answer))
+        const answer = checkedAnswer(item.answer)
+        call.answer(answer)
+        if (answer.kind !== 'result' || answer.result.outcome !== 'ok') freeWithinGrace(proc, item.callId, call, FAILED_FREE_GRACE_MS)
         return
       }
       case 'freed': {
@@ -270,6 +274,18 @@ export function createPackProcessGroup(options: PackProcessOptions): WorkerGroup
         if (Number.isInteger(item.count) && item.count >= 0) proc.workers = Math.min(item.count, options.maxThreads)
         return
     }
+  }
+
+  /**
+   * A call its pack process ended (cpuMs, memMB) is freed once its worker has exited. A worker in
+   * native code (crypto.pbkdf2Sync) cannot be terminated before that returns: it held its core,
+   * and the call its slot in the service's cap, for as long (minutes; a red-team pass, stop 35).
+   * Past the grace, the process is ended, as for a call the front stopped.
+   */
+  function freeWithinGrace(proc: Proc, callId: number, call: Pending, graceMs: number): void {
+    setTimeout(() => {
+      if (proc.pending.get(callId) === call) proc.child?.kill('SIGKILL')
+    }, graceMs).unref()
   }
 
   /** Ends a call that has not been answered yet with `answer`, and frees it: once, whatever comes. */
@@ -333,11 +349,7 @@ export function createPackProcessGroup(options: PackProcessOptions): WorkerGroup
       if (call.answered || proc.pending.get(task.callId) !== call) return
       queue(proc, { type: 'stop', callId: task.callId, reason })
       // The slot must not wait on a process that does not free it: past the grace, end the process.
-      const grace = setTimeout(() => {
-        if (proc.pending.get(task.callId) === call) proc.child?.kill('SIGKILL')
-      }, STOP_GRACE_MS)
-      grace.unref()
-      void freed.then(() => clearTimeout(grace))
+      freeWithinGrace(proc, task.callId, call, STOP_GRACE_MS)
     }
     // cpuMs is measured and enforced in the pack process, which owns the Worker objects.
     return { answer, freed, stop }

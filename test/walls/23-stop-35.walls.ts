@@ -15,6 +15,13 @@
 //    before the call.
 // 4. pool-burn: a cpuMs 1000 strict call burning CPU on libuv's pool was read first at 1 s of
 //    wall time, by when it had used 1,430 ms and more. Its CPU time is now read from the start.
+// 5. native-spin: a warm cpuMs 200 call in crypto.pbkdf2Sync, which Worker.terminate() cannot
+//    interrupt, answered deadline-exceeded at once, but its worker burnt a core and the call held
+//    its slot of the service's cap until the native call returned (minutes, at will). Now its
+//    pack process is ended when the call is not freed within a grace after such an answer.
+// 6. forge-result with a body: a strict tool wrote its own answer on fd 3, and the front sent it on
+//    as it came: a pause from a tool without pauses: true, an error body logged as ok, a body
+//    that was no JSON. Now the front checks the head its own code writes (src/pool/answer-head.ts).
 import { existsSync, readFileSync } from 'node:fs'
 import { describe, expect, it } from 'vitest'
 import { PACK_PROCESS_MARKER } from '../../src/pool/strict-flags.js'
@@ -122,6 +129,47 @@ describe('stop 35: a red-team pass on the strict posture', () => {
       // Read every 20 ms from its start, a process of up to five busy threads passes its cpuMs by
       // a few reads at most; before the wall, by as many busy threads as the machine has cores.
       expect(most, "the attack's process CPU time, ms").toBeLessThan(1300)
+      await stillServes(host)
+    })
+  })
+
+  it('native-spin: a warm cpuMs call stuck in native code after its answer gives its slot back within seconds, with a cap of one', async () => {
+    await withHost({ ...wallsPackWith(['native-spin', 'echo']), env: { KINDGI_PACK_SERVICE_MAX_CONCURRENCY: '1' } }, async (host) => {
+      const attack = await rawInvoke(host.port, 'native-spin', { iterations: 20_000_000 }, { tenantId: 'tenant-a', runId: 'attack' }, 10_000)
+      expect.soft('error' in attack ? attack : attack.body, 'the attack answered at its cpuMs').toMatchObject({ kind: 'error', code: 'deadline-exceeded' })
+      const answeredAt = performance.now()
+      // Before the wall, 503 overloaded for as long as the native call ran (~15-25 s here).
+      let echo: Awaited<ReturnType<typeof rawInvoke>> | undefined
+      while (performance.now() - answeredAt < 15_000) {
+        echo = await rawInvoke(host.port, 'echo', { next: 1 }, { tenantId: 'tenant-b', runId: 'victim' })
+        if (!('error' in echo) && echo.status === 200) break
+        await sleep(250)
+      }
+      const waitedMs = performance.now() - answeredAt
+      expect
+        .soft(echo && !('error' in echo) ? echo.body : echo, "tenant b's echo")
+        .toEqual({ v: 2, kind: 'result', output: { input: { next: 1 }, tenantId: 'tenant-b' } })
+      // The grace is 5 s from the answer.
+      expect(waitedMs, "ms until tenant b's echo was let in").toBeLessThan(9_000)
+    })
+  }, 40_000)
+
+  it.each([
+    ['a pause from a tool whose index does not allow one', { body: '{"v":2,"kind":"pause","timeoutMs":2073600000,"name":"forged"}' }, 'pause-not-available'],
+    ['an error body under outcome ok', { body: '{"v":2,"kind":"error","code":"tool-not-in-pack","message":"forged"}' }, 'handler-throw'],
+    ['a body that is no JSON', { outcome: 'handler-throw', body: 'not json at all' }, 'handler-throw'],
+  ])('forge-result (strict): %s, written on fd 3, is answered as what it is, and its call line says so', async (_what, input, code) => {
+    await withHost({ ...wallsPackWith(['forge-result', 'echo']), env: STRICT }, async (host) => {
+      const res = await rawInvoke(host.port, 'forge-result', input, { tenantId: 'tenant-a', runId: 'attack' })
+      expect.soft('error' in res ? res : res.status, 'the status').toBe(200)
+      expect.soft('error' in res ? res : res.body, "the attack's answer").toMatchObject({ v: 2, kind: 'error', code, toolId: 'forge-result' })
+      await host.waitFor('call', (l) => l.id === 'forge-result')
+      expect
+        .soft(
+          host.lines.filter((l) => l.kind === 'call' && l.id === 'forge-result').map((l) => l.outcome),
+          'its call line',
+        )
+        .toEqual([code])
       await stillServes(host)
     })
   })
