@@ -6,7 +6,7 @@ import { existsSync, readdirSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { CTX, FIXTURES, invoke, post, settled, sleep, spawnHost } from '../helpers/host.js'
+import { CTX, FIXTURES, invoke, post, settled, sleep, spawnHost, within } from '../helpers/host.js'
 
 describe("pack code's own Atomics.wait", () => {
   it("is the runtime's: a wait on an 8-byte buffer at index 0 returns ok when notified, in a warm worker", async () => {
@@ -98,8 +98,10 @@ describe('an invoke the front cannot pass on', () => {
       const next = await invoke(host, 'echo', { after: true })
       expect(next.status).toBe(200)
       expect(next.body).toEqual({ v: 2, kind: 'result', output: { after: true } })
-      await host.waitFor('call', (l) => l.outcome === 'ok')
-      expect(host.lines.filter((l) => l.kind === 'call')).toHaveLength(5)
+      // Node 26 passes such inputs on (its JSON.stringify does not overflow), and they answer ok too.
+      const callLines = () => host.lines.filter((l) => l.kind === 'call')
+      await within(5_000, () => callLines().length >= 5)
+      expect(callLines()).toHaveLength(5)
       expect(host.lines.filter((l) => l.kind === 'internal-error')).toEqual([])
     } finally {
       await host.stop()
