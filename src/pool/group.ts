@@ -70,7 +70,8 @@ const WORKER_OUTCOMES: ReadonlySet<string> = new Set<string>(['ok', ...ERROR_COD
 /**
  * An answer as it came from a pack process, checked for the shape the host's own code sends:
  * pack code can write on that process's channel too, and what reaches the front must never be
- * anything but strings where the wire, the logs and the metrics expect them.
+ * anything but strings where the wire, the logs and the metrics expect them. What those strings
+ * say is checked against the call's entry once the front holds the call (answer-head.ts).
  */
 export function checkedAnswer(given: unknown): GroupAnswer {
   const answer = given as { kind?: unknown; result?: { outcome?: unknown; body?: unknown; retire?: unknown }; reason?: unknown; detail?: unknown } | null

@@ -36,32 +36,40 @@ export function removeTree(folder: string): Removal {
 
 function removeEach(root: string): void {
   const stack = [{ path: root, emptied: false }]
-  let moved = 0
+  const spare = freeNames(root)
   for (let at = stack.pop(); at !== undefined; at = stack.pop()) {
-    let path = at.path
-    const stat = unlessGone(() => lstatSync(path))
+    const stat = unlessGone(() => lstatSync(at.path))
     if (stat === undefined) continue
-    if (!stat.isDirectory()) unlessGone(() => unlinkSync(path))
-    else if (at.emptied) unlessGone(() => rmdirSync(path))
+    if (!stat.isDirectory()) unlessGone(() => unlinkSync(at.path))
+    else if (at.emptied) unlessGone(() => rmdirSync(at.path))
     else {
       // Write permission on a folder is what moving it to another parent needs, too.
-      unlessGone(() => chmodSync(path, 0o700))
-      if (path.length > SHALLOW_CHARS) {
-        let up = `${root}/.removing-${moved++}`
-        while (unlessGone(() => lstatSync(up)) !== undefined) up = `${root}/.removing-${moved++}`
-        const from = path
-        const to = up
-        const renamed = unlessGone(() => {
-          renameSync(from, to)
-          return true
-        })
-        if (renamed === undefined) continue // gone meanwhile
-        path = up
-      }
+      unlessGone(() => chmodSync(at.path, 0o700))
+      const path = at.path.length > SHALLOW_CHARS ? movedUp(at.path, spare()) : at.path
+      if (path === undefined) continue // gone meanwhile
       stack.push({ path, emptied: true })
       for (const name of unlessGone(() => readdirSync(path)) ?? []) stack.push({ path: `${path}/${name}`, emptied: false })
     }
   }
+}
+
+/** Names at the top of the tree that nothing there has yet. */
+function freeNames(root: string): () => string {
+  let next = 0
+  return () => {
+    let name = `${root}/.removing-${next++}`
+    while (unlessGone(() => lstatSync(name)) !== undefined) name = `${root}/.removing-${next++}`
+    return name
+  }
+}
+
+/** `path` renamed to `to`; undefined when it is gone. */
+function movedUp(path: string, to: string): string | undefined {
+  const renamed = unlessGone(() => {
+    renameSync(path, to)
+    return true
+  })
+  return renamed === undefined ? undefined : to
 }
 
 function unlessGone<T>(act: () => T): T | undefined {
