@@ -41,9 +41,13 @@ const channel = openFdChannel(
 )
 channel.listen()
 
-/** What a batch line holds around its items. */
-const BATCH_OPEN = '{"type":"batch","items":['
-const MAX_ITEMS_CHARS = MAX_LINE - BATCH_OPEN.length - 2
+/**
+ * What a batch line holds before its items: the secret the front gave this process before any
+ * pack code loaded. Pack code can write on fd 3 too, but not with it: the front takes items
+ * (answers, frees, file requests) only from batches that carry it (a red-team pass, stop 36).
+ */
+let batchOpen = ''
+let maxItemsChars = 0
 
 function send(message: FromPack): void {
   channel.send(message)
@@ -73,15 +77,15 @@ function flush(): void {
   let chars = 0
   for (const item of items) {
     const text = JSON.stringify(item)
-    if (line.length > 0 && (chars + text.length > MAX_ITEMS_CHARS || line.length === MAX_BATCH_ITEMS)) {
-      channel.sendLine(`${BATCH_OPEN}${line.join(',')}]}`)
+    if (line.length > 0 && (chars + text.length > maxItemsChars || line.length === MAX_BATCH_ITEMS)) {
+      channel.sendLine(`${batchOpen}${line.join(',')}]}`)
       line = []
       chars = 0
     }
     line.push(text)
     chars += text.length + 1
   }
-  channel.sendLine(`${BATCH_OPEN}${line.join(',')}]}`)
+  channel.sendLine(`${batchOpen}${line.join(',')}]}`)
 }
 
 /**
@@ -90,6 +94,8 @@ function flush(): void {
  */
 function prepare(setup: PackSetup): void {
   setupGiven = setup
+  batchOpen = `{"type":"batch","secret":${JSON.stringify(setup.secret)},"items":[`
+  maxItemsChars = MAX_LINE - batchOpen.length - 2
   if (!setup.countThreads) {
     start(setup)
     return
@@ -170,7 +176,7 @@ function handle(item: ToPackItem): void {
       return
     case 'count-threads':
       // Sent at once, not batched: the front reads the process's threads as this arrives.
-      send({ type: 'batch', items: [{ type: 'threads', live: (pool as WarmPool).liveThreads(), secret: (setupGiven as PackSetup).secret }] })
+      send({ type: 'batch', secret: (setupGiven as PackSetup).secret, items: [{ type: 'threads', live: (pool as WarmPool).liveThreads() }] })
       return
   }
 }

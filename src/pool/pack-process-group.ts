@@ -20,6 +20,7 @@ import { packProcessCommand } from './strict-flags.js'
 import { watchThreads, type ThreadWatch } from './thread-watch.js'
 import { passLines } from './pack-output.js'
 import { whenEnded } from './process-end.js'
+import { isRequestNumber } from '../protocol/file-request-bounds.js'
 import { bridgeFileRequest } from './tool-files.js'
 import type { FileReply } from '../protocol/worker-messages.js'
 
@@ -227,6 +228,9 @@ export function createPackProcessGroup(options: PackProcessOptions): WorkerGroup
   function onMessage(proc: Proc, message: FromPack): void {
     if (proc.gone) return
     if (message?.type === 'batch' && Array.isArray(message.items)) {
+      // Pack code may write on the channel too (fd 3, from any thread), but not the secret:
+      // without it, a batch could answer, free or use the file grant of any call of the process.
+      if (message.secret !== proc.secret) return
       for (const item of message.items) onItem(proc, item)
     } else if (message?.type === 'probed') {
       const problems = Array.isArray(message.problems) ? message.problems.filter((p): p is string => typeof p === 'string') : []
@@ -261,7 +265,7 @@ export function createPackProcessGroup(options: PackProcessOptions): WorkerGroup
         return
       }
       case 'threads':
-        if (item.secret === proc.secret && Number.isInteger(item.live) && item.live >= 0) proc.threads?.counted(item.live)
+        if (Number.isInteger(item.live) && item.live >= 0) proc.threads?.counted(item.live)
         return
       case 'replaced':
         // Only what the host says: a reason it knows, an entry of this group (log lines and metric labels).
@@ -323,6 +327,7 @@ export function createPackProcessGroup(options: PackProcessOptions): WorkerGroup
 
   /** A file request is honoured only for a call pending in the process that asks. */
   function fileRequest(proc: Proc, item: Extract<FromPackItem, { type: 'files' }>): void {
+    if (!isRequestNumber(item.req)) return
     const reply = (message: FileReply) =>
       new Promise<void>((written) => queue(proc, { type: 'file-reply', req: item.req, reply: fileReplyAcross(message) }, written))
     if (!proc.pending.has(item.callId)) {

@@ -15,6 +15,7 @@ import { cpuTimeMs, dataBytes } from './proc-stat.js'
 import { spareTarget } from './spare-sizing.js'
 import { type Exit, type SendOptions, type Spawned, startProcess } from './spawner/spawner.js'
 import { callFolderEnv, strictCommand } from './strict-flags.js'
+import { isRequestNumber } from '../protocol/file-request-bounds.js'
 import { bridgeFileRequest } from './tool-files.js'
 
 // Bundled at build, like the pooled worker: what a strict call waits for is a start. As
@@ -227,6 +228,7 @@ export function createStrictGroup(options: StrictOptions): WorkerGroup {
 
   /** A file request is the call's that this process runs, whatever the message says. */
   function fileRequest(c: Spawned, callId: number, event: Extract<FromStrict, { type: 'files' }>): void {
+    if (!isRequestNumber(event.req)) return
     bridgeFileRequest(
       options.onFileRequest,
       callId,

@@ -6,11 +6,18 @@
 // first, before the request crosses its channel, and ctx.files says so to the handler. An
 // artifact id is one segment of the store's URL: "." and ".." would name the store's own URL
 // and its parent, which the URL parser resolves before the request leaves (a red-team pass,
-// stop 35: the call's file token went to both).
+// stop 35: the call's file token went to both). A request's number comes back in its reply: it
+// must be what the SDK makes, a small counter, or a reply would carry back whatever pack code
+// wrote there (up to a channel line each: 1.4 GB held by the spawner for 24 strict calls, stop 36).
 
 export const MAX_FILE_NAME_CHARS = 1024
 export const MAX_CONTENT_TYPE_CHARS = 255
 export const MAX_ARTIFACT_ID_CHARS = 256
+
+/** A request number the pack side's own code makes (a counter from 0); a request with any other is not answered. */
+export function isRequestNumber(req: unknown): req is number {
+  return Number.isSafeInteger(req) && (req as number) >= 0
+}
 
 /** Why a request's name, content type or id is refused; undefined if none is too long. */
 export function fileRequestTooLong(request: { name?: unknown; contentType?: unknown; artifactId?: unknown }): string | undefined {

@@ -28,7 +28,7 @@ export type PackSetup = {
    * so before its pool starts the process says `threads-base` and waits for `threads-counted`.
    */
   countThreads: boolean
-  /** Known to the process's own code only (given before any pack code loads): its thread counts carry it. */
+  /** Known to the process's own code only (given before any pack code loads): its batches carry it. */
   secret: string
 }
 
@@ -62,13 +62,14 @@ export type FromPackItem =
   /** Live worker threads of the process, sent when it changes (the workers gauge). */
   | { type: 'workers'; count: number }
   /** The answer to count-threads: the pool's worker threads that have not exited. */
-  | { type: 'threads'; live: number; secret: string }
+  | { type: 'threads'; live: number }
 
 /** Pack process → front. */
 export type FromPack =
   | { type: 'probed'; problems: string[] }
   /** The probe's worker died while loading. */
   | { type: 'probe-failed'; message: string }
-  | { type: 'batch'; items: FromPackItem[] }
+  /** `secret`: the setup's; a batch without it is pack code's own writing, and is not read. */
+  | { type: 'batch'; secret: string; items: FromPackItem[] }
   /** Node and its own threads are up, and no worker yet: the front reads the thread count now. */
   | { type: 'threads-base' }

@@ -110,6 +110,21 @@ describe('a message naming a call of another process is ignored', () => {
   })
 })
 
+describe("a batch without the process's secret is pack code's writing, and is not read", () => {
+  it('answers, frees and file requests on the channel without the secret change no call of the process, its own included', async () => {
+    const { group: g, files } = group()
+    expect(await g.probe()).toEqual([])
+    const victim = g.run(task({ text: 'mine', ms: 400 }))
+    const attack = g.run(task({ do: 'unsigned', ids: [nextId - 1, nextId] }))
+    let victimFreed = false
+    void victim.freed.then(() => (victimFreed = true))
+    expect(text(await attack.answer).text).toBe('echo')
+    expect(victimFreed).toBe(false)
+    expect(text(await victim.answer).text).toBe('mine')
+    expect(files).toEqual([])
+  })
+})
+
 describe('every call ends exactly once', () => {
   it('a second answer and a second free for the same call are ignored', async () => {
     const { group: g } = group()

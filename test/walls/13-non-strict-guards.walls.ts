@@ -60,15 +60,20 @@ describe('finding 13: a non-strict service holds its promises past the guards', 
     })
   }
 
-  it("a context-isolated call cannot answer another tenant's concurrent call of the same tool", async () => {
-    const victim = rawInvoke(host.port, 'forge-answer', { role: 'victim', ms: 1500 }, { tenantId: 'tenant-b', runId: 'victim' })
-    await sleep(400)
-    const attack = await rawInvoke(host.port, 'forge-answer', { role: 'attacker', upTo: 50 }, { tenantId: 'tenant-a', runId: 'attack' })
-    expect(attack).toMatchObject({ status: 200 })
-    const answer = await victim
-    expect.soft('error' in answer ? answer : answer.body, "the victim's answer").toEqual({ v: 2, kind: 'result', output: { answeredFor: 'tenant-b' } })
-    await stillServes(host)
-  })
+  for (const { fd3, how } of [
+    { fd3: false, how: 'posting on its worker port' },
+    { fd3: true, how: "writing on its pack process's channel to the front (fd 3; stop 36)" },
+  ]) {
+    it(`a context-isolated call cannot answer another tenant's concurrent call of the same tool, ${how}`, async () => {
+      const victim = rawInvoke(host.port, 'forge-answer', { role: 'victim', ms: 1500 }, { tenantId: 'tenant-b', runId: 'victim' })
+      await sleep(400)
+      const attack = await rawInvoke(host.port, 'forge-answer', { role: 'attacker', upTo: 300, fd3 }, { tenantId: 'tenant-a', runId: 'attack' })
+      expect(attack).toMatchObject({ status: 200 })
+      const answer = await victim
+      expect.soft('error' in answer ? answer : answer.body, "the victim's answer").toEqual({ v: 2, kind: 'result', output: { answeredFor: 'tenant-b' } })
+      await stillServes(host)
+    })
+  }
 })
 
 describe('a result the host does not send', () => {

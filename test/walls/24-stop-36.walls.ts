@@ -1,0 +1,25 @@
+// Stop 36: a red-team pass on every posture, and a review of a call's life (hostile tools in
+// test/fixtures/walls-pack/: forge-answer with fd3, files-req-echo). What each crossed before its wall:
+//
+// 1. forge-answer (walls 13, fd3): a warm worker wrote a batch of answers and frees straight on
+//    its pack process's channel to the front (fd 3, shared by every thread of the process): the
+//    front took them for the calls they named, another tenant's concurrent call of the same
+//    tool included. The front now reads only batches that carry the secret it gave the
+//    process's own code before any pack code loaded.
+// 2. files-req-echo: a strict process's file request whose request number was 15 MiB of text,
+//    refused at once, came back whole in its reply; left unread, each such reply was held by
+//    the spawner (24 calls: 1.4 GB). A request number is now a counter, or it is not answered.
+import { describe, expect, it } from 'vitest'
+import { rawInvoke, STRICT, stillServes, wallsPackWith, withHost } from './walls-helpers.js'
+
+describe('stop 36: what the front sends back to a pack process is its own', () => {
+  it('files-req-echo: a strict file request whose number is 1 MiB of text gets no reply carrying it back', async () => {
+    await withHost({ ...wallsPackWith(['files-req-echo']), env: STRICT }, async (host) => {
+      const attack = await rawInvoke(host.port, 'files-req-echo', { kib: 1024, ms: 1500 }, { tenantId: 'tenant-a', runId: 'attack' })
+      const output = 'error' in attack ? undefined : attack.body?.output
+      expect(output?.sent, `the attack wrote its request: ${JSON.stringify(attack).slice(0, 300)}`).toBeGreaterThan(1024 * 1024)
+      expect(output?.echoed, 'bytes the front sent back for it').toBeLessThan(1024)
+      await stillServes(host)
+    })
+  })
+})
