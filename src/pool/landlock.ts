@@ -57,10 +57,19 @@ export type WallOptions = {
   noNetwork: boolean
   /** A strict call's process: writes only beneath the folder CALL_FOLDER_VARIABLE names (callFolderEnv). */
   callFolder?: boolean
+  /** A warm process of a pack with strict tools: no mode or ACL changed by path (the strict calls' root stays unlistable). */
+  keepModes?: boolean
 }
 
 /** `command` started inside a Landlock domain of its own, where the kernel allows it. */
 export function inLandlock(command: string[], options: WallOptions, wall: Landlock = landlock()): string[] {
   if (wall.kind === 'off') return command
-  return [wall.helper, ...(options.noNetwork ? ['--no-network'] : []), ...(options.callFolder === true ? ['--call-folder'] : []), '--', ...command]
+  return [
+    wall.helper,
+    ...(options.noNetwork ? ['--no-network'] : []),
+    ...(options.keepModes === true ? ['--keep-modes'] : []),
+    ...(options.callFolder === true ? ['--call-folder'] : []),
+    '--',
+    ...command,
+  ]
 }

@@ -16,7 +16,7 @@ import type { FromPack, FromPackItem, PackSetup, ToPack, ToPackItem } from '../p
 import type { CallTask } from '../protocol/worker-messages.js'
 import { checkedAnswer, replacedId, type GroupOptions, type RunningCall, type WorkerGroup } from './group.js'
 import type { GroupAnswer, ReplaceReason, StopReason } from '../protocol/call-answers.js'
-import { packProcessCommand } from './strict-flags.js'
+import { packProcessCommand, type WarmWalls } from './strict-flags.js'
 import { watchThreads, type ThreadWatch } from './thread-watch.js'
 import { passLines } from './pack-output.js'
 import { whenEnded } from './process-end.js'
@@ -58,8 +58,8 @@ export type PackProcessOptions = GroupOptions & {
   workerThreads: number
   /** The program to run instead of the built pack process (tests). */
   entry?: string
-  /** What its pack code may not read or write (strict-flags.ts warmHidden). */
-  hidden: string[]
+  /** What its pack code may not read or write, and whether it may change modes (strict-flags.ts warmWalls). */
+  walls: WarmWalls
 }
 
 type Pending = { id: string; answered: boolean; answer(answer: GroupAnswer): void; freed(): void }
@@ -140,7 +140,7 @@ export function createPackProcessGroup(options: PackProcessOptions): WorkerGroup
       exitedProc(proc, 'the group closed')
       return
     }
-    const [command, ...args] = packProcessCommand(entry, networkNone, options.hidden)
+    const [command, ...args] = packProcessCommand(entry, networkNone, options.walls)
     let child: ChildProcess
     try {
       // Its channel: our messages on its stdin, its own on its fd 3 (workers/fd-channel.ts).

@@ -13,7 +13,7 @@ import type { WorkerGroup } from './group.js'
 import type { ReplaceReason } from '../protocol/call-answers.js'
 import { createPackProcessGroup } from './pack-process-group.js'
 import { planGroups } from './plan.js'
-import { readableRoots, warmHidden } from './strict-flags.js'
+import { readableRoots, warmWalls } from './strict-flags.js'
 import { createStrictGroup } from './strict-group.js'
 
 export type Pool = {
@@ -47,7 +47,7 @@ export async function startPool(options: PoolOptions): Promise<PoolResult> {
   if (madeTmp?.kind === 'error') return { kind: 'error', problems: [madeTmp.problem] }
   const callTmp = madeTmp?.tmp
   const readRoots = readableRoots(options.config)
-  const hidden = warmHidden(options.config.tokenFile)
+  const walls = warmWalls(options.config.tokenFile, callTmp !== undefined)
   const byEntry = new Map<string, WorkerGroup>()
   const postureOf = new Map<WorkerGroup, RunnableEntry['posture']>()
   for (const plan of plans) {
@@ -65,7 +65,7 @@ export async function startPool(options: PoolOptions): Promise<PoolResult> {
     const group =
       plan.posture === 'strict'
         ? createStrictGroup({ ...common, readRoots, callTmp: made(callTmp), sources: options.sources })
-        : createPackProcessGroup({ ...common, minThreads: plan.posture === 'none' ? 2 : 1, workerThreads: options.config.workerThreads, hidden })
+        : createPackProcessGroup({ ...common, minThreads: plan.posture === 'none' ? 2 : 1, workerThreads: options.config.workerThreads, walls })
     groups.push(group)
     postureOf.set(group, plan.posture)
     for (const entry of plan.entries) byEntry.set(entry.key, group)

@@ -175,15 +175,22 @@ function listed(folder: string): Array<{ name: string; link: boolean }> {
   }
 }
 
+/** What a warm pack process may not touch, and whether it may change modes (landlock-exec --keep-modes). */
+export type WarmWalls = { hidden: string[]; keepModes: boolean }
+
 /**
  * What warm pack code may not touch although its postures promise no file wall: /proc (where
  * the front's environ, the environment it was started with, is readable by any process of its
  * user) and the token file's whole folder (a mounted secret is often a link to a file beside
  * it: Kubernetes' ..data). (The permission model then also refuses new symlinks.)
+ * With strict tools in the pack, no mode change by path either: their folders' root is the
+ * service user's, mode 0300 so that no one lists it, and a warm tool set it back to 0700 and
+ * read and overwrote running strict calls' files (stop 36). The kernel refuses it (the
+ * permission model cannot hide the root without hiding new files in its folder, /tmp).
  */
-export function warmHidden(tokenFile: string | undefined): string[] {
-  if (tokenFile === undefined || tokenFile === '') return ['/proc']
-  return ['/proc', dirname(resolve(tokenFile)), dirname(real(resolve(tokenFile)))]
+export function warmWalls(tokenFile: string | undefined, strictTools: boolean): WarmWalls {
+  const token = tokenFile === undefined || tokenFile === '' ? [] : [dirname(resolve(tokenFile)), dirname(real(resolve(tokenFile)))]
+  return { hidden: ['/proc', ...token], keepModes: strictTools }
 }
 
 /**
@@ -195,10 +202,10 @@ export function warmHidden(tokenFile: string | undefined): string[] {
  * network (findings 13, 14). Files (all but warmHidden's), worker threads (its pool), addons and WASI
  * stay allowed: these postures promise no file wall. An addon steps past the permission model altogether.
  */
-export function packProcessCommand(entry: string, networkNone: boolean, hidden: string[], runtime: Runtime = RUNTIME, wall: Landlock = landlock()): string[] {
+export function packProcessCommand(entry: string, networkNone: boolean, walls: WarmWalls, runtime: Runtime = RUNTIME, wall: Landlock = landlock()): string[] {
   // The front's own flags, but never its permission flags nor an env file (which may hold the token).
   const own = process.execArgv.filter((flag) => !/^--(permission|experimental-permission|allow-|env-file)/.test(flag))
-  const everywhere = everywhereBut(hidden)
+  const everywhere = everywhereBut(walls.hidden)
   const node = [
     process.execPath,
     ...own,
@@ -215,5 +222,5 @@ export function packProcessCommand(entry: string, networkNone: boolean, hidden: 
     entry,
     PACK_PROCESS_MARKER,
   ]
-  return inLandlock(node, { noNetwork: networkNone }, wall)
+  return inLandlock(node, { noNetwork: networkNone, keepModes: walls.keepModes }, wall)
 }

@@ -175,6 +175,43 @@ describe.skipIf(kernelLacksIt)('a process started through landlock-exec, on this
     expect(readFileSync(join(dir, 'beside'), 'utf8'), 'the file beside it').toBe('kept')
   })
 
+  it('with --keep-modes changes no mode or ACL by path (chmod, setxattr: the strict root stays unlistable), where without it the same script does; copies still keep their mode (fchmod)', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'kph-keep-modes-'))
+    onTestFinished(() => rmSync(dir, { recursive: true, force: true }))
+    mkdirSync(join(dir, 'root'), { mode: 0o300 })
+    writeFileSync(join(dir, 'source'), 'x', { mode: 0o640 })
+    const script = `
+      const fs = require('node:fs')
+      const dir = ${JSON.stringify(dir)}
+      const tried = (act) => { try { act(); return 'done' } catch (err) { return err.code } }
+      const chmod = tried(() => fs.chmodSync(dir + '/root', 0o700))
+      const mode = (fs.statSync(dir + '/root').mode & 0o777).toString(8)
+      tried(() => fs.chmodSync(dir + '/root', 0o300))
+      fs.copyFileSync(dir + '/source', dir + '/copy')
+      console.log(JSON.stringify({ chmod, mode, copied: (fs.statSync(dir + '/copy').mode & 0o777).toString(8) }))
+    `
+    const run = (keepModes: boolean) => {
+      const [program, ...args] = inLandlock([process.execPath, '-e', script], { noNetwork: false, keepModes }, wall)
+      const ran = spawnSync(program as string, args, { encoding: 'utf8', timeout: 10_000 })
+      expect(ran.status, `its own exit (stderr: ${ran.stderr})`).toBe(0)
+      rmSync(join(dir, 'copy'), { force: true })
+      return JSON.parse(ran.stdout) as Record<string, string>
+    }
+    expect(run(false)).toEqual({ chmod: 'done', mode: '700', copied: '640' })
+    expect(run(true)).toEqual({ chmod: 'EPERM', mode: '300', copied: '640' })
+    // An extended attribute (an ACL is one) by path, where the file system takes one outside the wall.
+    const outside = spawnSync('/usr/bin/python3', ['-c', `import os; os.setxattr(${JSON.stringify(join(dir, 'root'))}, 'user.k', b'v')`], { encoding: 'utf8' })
+    if (outside.status === 0) {
+      const [program, ...args] = inLandlock(
+        ['/usr/bin/python3', '-c', `import os; os.setxattr(${JSON.stringify(join(dir, 'source'))}, 'user.k', b'v')`],
+        { noNetwork: false, keepModes: true },
+        wall,
+      )
+      const ran = spawnSync(program as string, args, { encoding: 'utf8' })
+      expect(ran.stderr, 'setxattr inside the wall').toContain('Operation not permitted')
+    }
+  })
+
   it('with --call-folder and no folder to name, refuses to start the program', () => {
     const [program, ...args] = inLandlock(['/bin/true'], { noNetwork: false, callFolder: true }, wall)
     const run = spawnSync(program as string, args, { encoding: 'utf8', env: { PATH: process.env.PATH ?? '' } })

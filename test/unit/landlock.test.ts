@@ -24,7 +24,7 @@ describe('a pack process starts inside a Landlock domain where the machine has o
     expect(strictCommand('/host/strict.cjs', LIMITS, undefined, ON).slice(0, 4)).toEqual(['/opt/host/landlock-exec', '--call-folder', '--', process.execPath])
     const limited = strictCommand('/host/strict.cjs', { ...LIMITS, networkNone: true, memMB: 64, dataBaseline: 1 << 20 }, undefined, ON)
     expect(limited.slice(0, 5)).toEqual(['/opt/host/landlock-exec', '--no-network', '--call-folder', '--', '/bin/sh'])
-    expect(packProcessCommand('/host/pack-process.js', false, ['/proc'], undefined, ON).slice(0, 3)).toEqual([
+    expect(packProcessCommand('/host/pack-process.js', false, { hidden: ['/proc'], keepModes: false }, undefined, ON).slice(0, 3)).toEqual([
       '/opt/host/landlock-exec',
       '--',
       process.execPath,

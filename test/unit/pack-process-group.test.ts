@@ -40,7 +40,7 @@ function group(options: { real?: boolean; env?: Record<string, string>; entries?
     workerThreads: 2,
     abortChannel: 'unused',
     budget,
-    hidden: ['/proc'],
+    walls: { hidden: ['/proc'], keepModes: false },
     onReplaced: (reason, id) => replaced.push([reason, id]),
     onFileRequest: (callId, request, reply) => {
       files.push({ callId, ...request })

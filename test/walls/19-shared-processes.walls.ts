@@ -18,12 +18,8 @@
 import { readFileSync } from 'node:fs'
 import { describe, expect, it } from 'vitest'
 import { MAX_FILE_REQUESTS_PER_CALL } from '../../src/pool/tool-files.js'
-import { BIN, sleep, within } from '../helpers/host.js'
-import { channelLineBesideEcho, fileStoreOn, peaks, rawInvoke, STRICT, stillServes, WALLS_INDEX, withHost } from './walls-helpers.js'
-
-const AS_ROOT = process.getuid?.() === 0
-/** Under root, the host runs with no capability: subject to file modes, as the image's user is. */
-const NO_CAPABILITIES = AS_ROOT ? ['setpriv', '--bounding-set=-all', '--inh-caps=-all', '--', process.execPath, BIN] : undefined
+import { sleep, within } from '../helpers/host.js'
+import { channelLineBesideEcho, fileStoreOn, peaks, NO_CAPABILITIES, rawInvoke, STRICT, stillServes, WALLS_INDEX, withHost } from './walls-helpers.js'
 
 describe('stop 29: what one strict call does to the spawner, the front and the log', () => {
   it('tmp-lock: a strict call that leaves a read-only sub-folder in ctx.tmpDir kills no other call and leaves nothing behind', async () => {

@@ -26,12 +26,8 @@ import { existsSync, readFileSync } from 'node:fs'
 import { describe, expect, it } from 'vitest'
 import { PACK_PROCESS_MARKER } from '../../src/pool/strict-flags.js'
 import { cpuTimeMs } from '../../src/pool/proc-stat.js'
-import { BIN, type Host, sleep, within } from '../helpers/host.js'
-import { cmdline, fileStoreOn, processTree, rawInvoke, STRICT, stillServes, withHost, wallsPackWith } from './walls-helpers.js'
-
-const AS_ROOT = process.getuid?.() === 0
-/** Under root, the host runs with no capability: subject to file modes, as the image's user is. */
-const NO_CAPABILITIES = AS_ROOT ? ['setpriv', '--bounding-set=-all', '--inh-caps=-all', '--', process.execPath, BIN] : undefined
+import { type Host, sleep, within } from '../helpers/host.js'
+import { cmdline, fileStoreOn, processTree, NO_CAPABILITIES, rawInvoke, STRICT, stillServes, withHost, wallsPackWith } from './walls-helpers.js'
 
 /** The host's processes that run pack code, now. */
 function packProcesses(host: Host): number[] {

@@ -6,11 +6,36 @@
 //    front took them for the calls they named, another tenant's concurrent call of the same
 //    tool included. The front now reads only batches that carry the secret it gave the
 //    process's own code before any pack code loaded.
-// 2. files-req-echo: a strict process's file request whose request number was 15 MiB of text,
+// 2. snoop-strict-root: a warm tool of a pack with strict tools set the strict calls' folder
+//    root (its user's, mode 0300 so that no one lists it) back to 0700, listed it, read a
+//    running strict call's files and overwrote them, in its own code (the warm permission
+//    model granted writes there) or from a child process. The root is now hidden from warm
+//    pack code, and the kernel refuses warm processes (and their children) any mode change by path.
+// 3. files-req-echo: a strict process's file request whose request number was 15 MiB of text,
 //    refused at once, came back whole in its reply; left unread, each such reply was held by
 //    the spawner (24 calls: 1.4 GB). A request number is now a counter, or it is not answered.
 import { describe, expect, it } from 'vitest'
-import { rawInvoke, STRICT, stillServes, wallsPackWith, withHost } from './walls-helpers.js'
+import { sleep } from '../helpers/host.js'
+import { NO_CAPABILITIES, rawInvoke, STRICT, stillServes, wallsPackWith, withHost } from './walls-helpers.js'
+
+describe("stop 36: a warm tool reaches no strict call's folder", () => {
+  it.each([
+    ['in its own code', false],
+    ['from a child process', true],
+  ])('snoop-strict-root (%s): the strict root stays unlistable, and the strict call reads back its own secret', async (_how, child) => {
+    await withHost({ ...wallsPackWith(['snoop-strict-root', 'strict-keep']), command: NO_CAPABILITIES }, async (host) => {
+      const victim = rawInvoke(host.port, 'strict-keep', { ms: 2500 }, { tenantId: 'tenant-b', runId: 'victim' })
+      await sleep(800)
+      const attack = await rawInvoke(host.port, 'snoop-strict-root', { child }, { tenantId: 'tenant-a', runId: 'attack' })
+      const output = 'error' in attack ? undefined : attack.body?.output
+      expect(output?.roots, `the attack found the strict root: ${JSON.stringify(attack).slice(0, 400)}`).toBeGreaterThan(0)
+      expect.soft(output?.read, 'what the attack read').not.toContain('secret of tenant-b')
+      const answer = await victim
+      expect.soft('error' in answer ? answer : answer.body?.output, "the victim's answer").toEqual({ readBack: 'secret of tenant-b' })
+      await stillServes(host)
+    })
+  })
+})
 
 describe('stop 36: what the front sends back to a pack process is its own', () => {
   it('files-req-echo: a strict file request whose number is 1 MiB of text gets no reply carrying it back', async () => {

@@ -8,13 +8,16 @@ import { createServer, request as httpRequest, type RequestListener } from 'node
 import { connect, type AddressInfo } from 'node:net'
 import { afterAll, beforeAll, expect, onTestFinished } from 'vitest'
 import { processTree } from '../../bench/process-tree.js'
-import { cmdline, FIXTURES, landlockOf, spawnerOf, spawnHost, sleep, TOKEN, type Host, type SpawnOptions } from '../helpers/host.js'
+import { BIN, cmdline, FIXTURES, landlockOf, spawnerOf, spawnHost, sleep, TOKEN, type Host, type SpawnOptions } from '../helpers/host.js'
 
 export { processTree }
 export { cmdline, landlockOf, spawnerOf }
 
 export const WALLS_INDEX = `${FIXTURES}/walls-pack/index.json`
 export const STRICT = { KINDGI_PACK_SANDBOX: 'strict' }
+
+/** Under root, the host runs with no capability: subject to file modes, as the image's user is. */
+export const NO_CAPABILITIES = process.getuid?.() === 0 ? ['setpriv', '--bounding-set=-all', '--inh-caps=-all', '--', process.execPath, BIN] : undefined
 
 export type RawAnswer = { status: number; text: string; body: any; headers: Record<string, unknown> } | { error: string }
 

@@ -24,6 +24,13 @@
 //   socket, which Node 24's permission model does not gate, reached a listener on the machine
 //   from a raw Pipe handle, stop 33), and io_uring (for every pack process), which makes sockets
 //   past the filter;
+// - with --keep-modes (a warm process of a pack with strict tools), no change of a file's mode or
+//   ACL by path (chmod, fchmodat, fchmodat2, setxattr, lsetxattr, setxattrat): the strict calls'
+//   folder root is the service user's, mode 0300 so that no one lists it, and a warm tool (a
+//   child process of one, past Node's permission model) set it back to 0700, listed it, and read
+//   and overwrote running strict calls' files (stop 36). Landlock has no right for modes. fchmod
+//   stays: it needs a descriptor opened for reading or writing, which a 0300 folder gives no one,
+//   and libuv's copyfile uses it;
 // - with --call-folder (a strict call's process), writes only beneath its call folder, named by
 //   KINDGI_CALL_FOLDER (removed from the environment it executes with): V8 opens the files its
 //   tracing flags name itself, past Node's permission model, and a strict call wrote other
@@ -35,7 +42,7 @@
 //   landlock-exec --probe      prints the kernel's Landlock ABI; exits 0 only if the whole wall
 //                              can be put up here (ABI 6, Linux 6.12, and a seccomp filter),
 //                              else 1, having said on stderr which step failed
-//   landlock-exec [--no-network] [--call-folder] -- PROGRAM [ARG...]
+//   landlock-exec [--no-network] [--keep-modes] [--call-folder] -- PROGRAM [ARG...]
 //                              walls itself in and executes PROGRAM; refuses to run it
 //                              (exit 126) if any part of the wall cannot be had
 //
@@ -66,6 +73,13 @@
 
 #ifndef SYS_close_range
 #define SYS_close_range 436
+#endif
+
+#ifndef SYS_fchmodat2
+#define SYS_fchmodat2 452
+#endif
+#ifndef SYS_setxattrat
+#define SYS_setxattrat 463
 #endif
 
 #ifndef SYS_landlock_create_ruleset
@@ -134,7 +148,7 @@ static int refuse(const char *what) {
 #define ONLY_SELF_PROCESS(call, process_kind) \
   LOAD(nr), IS(call, 0, 6), LOAD_ARG(0), IS(process_kind, 0, 2), LOAD_ARG(1), IS(0, 1, 0), DENY, ALLOW
 
-static int install_filter(int no_network) {
+static int install_filter(int no_network, int keep_modes) {
   struct sock_filter head[] = {
       LOAD(arch),
       IS(THIS_ARCH, 1, 0),
@@ -167,13 +181,32 @@ static int install_filter(int no_network) {
   struct sock_filter no_ip[] = {
       LOAD(nr), IS(SYS_socket, 0, 1), DENY_AS(EACCES),
   };
-  // head, then no_ip for --no-network, then: whatever no rule is about is allowed.
-  struct sock_filter filter[sizeof head / sizeof head[0] + sizeof no_ip / sizeof no_ip[0] + 1];
+  // --keep-modes: no mode or ACL set by path. Nine instructions (eight on aarch64, which has no
+  // chmod); another call jumps over the refusal.
+  struct sock_filter modes[] = {
+      LOAD(nr),
+#if defined(__x86_64__)
+      IS(SYS_chmod, 6, 0),
+#endif
+      IS(SYS_fchmodat, 5, 0),
+      IS(SYS_fchmodat2, 4, 0),
+      IS(SYS_setxattr, 3, 0),
+      IS(SYS_lsetxattr, 2, 0),
+      IS(SYS_setxattrat, 1, 0),
+      BPF_JUMP(BPF_JMP | BPF_JA, 1, 0, 0),
+      DENY,
+  };
+  // head, then no_ip for --no-network, modes for --keep-modes, then: whatever no rule is about is allowed.
+  struct sock_filter filter[sizeof head / sizeof head[0] + sizeof no_ip / sizeof no_ip[0] + sizeof modes / sizeof modes[0] + 1];
   size_t length = sizeof head / sizeof head[0];
   memcpy(filter, head, sizeof head);
   if (no_network) {
     memcpy(filter + length, no_ip, sizeof no_ip);
     length += sizeof no_ip / sizeof no_ip[0];
+  }
+  if (keep_modes) {
+    memcpy(filter + length, modes, sizeof modes);
+    length += sizeof modes / sizeof modes[0];
   }
   filter[length++] = (struct sock_filter)ALLOW;
   struct sock_fprog program = {.len = (unsigned short)length, .filter = filter};
@@ -222,7 +255,7 @@ static int allow_writes_but_proc(int ruleset) {
 }
 
 /** Puts this process behind the wall; 0, or 126 having said which step failed. `call_folder`: the one place it may write, or NULL. */
-static int wall_in(int no_network, const char *call_folder) {
+static int wall_in(int no_network, int keep_modes, const char *call_folder) {
   // A session, and so an autogroup, of its own: the kernel shares a session's CPU among its
   // autogroups, and the front's must not be this process's to renice. A process group leader
   // (a caller that made this one one) cannot: it keeps its caller's session.
@@ -250,7 +283,7 @@ static int wall_in(int no_network, const char *call_folder) {
   if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return refuse("PR_SET_NO_NEW_PRIVS");
   if (syscall(SYS_landlock_restrict_self, ruleset, 0) != 0) return refuse("landlock_restrict_self");
   close(ruleset);
-  if (install_filter(no_network) != 0) return refuse("seccomp filter");
+  if (install_filter(no_network, keep_modes) != 0) return refuse("seccomp filter");
   return 0;
 }
 
@@ -262,16 +295,18 @@ int main(int argc, char **argv) {
     if (version < ABI_SCOPES) return 1;
     // The whole wall, put up in a child: a seccomp profile may allow Landlock and refuse filters.
     pid_t child = fork();
-    if (child == 0) _exit(wall_in(1, NULL));
+    if (child == 0) _exit(wall_in(1, 1, NULL));
     int status = 0;
     if (child < 0 || waitpid(child, &status, 0) != child) return refuse("fork");
     return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : 1;
   }
   int no_network = 0;
+  int keep_modes = 0;
   int call_folder = 0;
   int i = 1;
   for (; i < argc && strcmp(argv[i], "--") != 0; i++) {
     if (strcmp(argv[i], "--no-network") == 0) no_network = 1;
+    else if (strcmp(argv[i], "--keep-modes") == 0) keep_modes = 1;
     else if (strcmp(argv[i], "--call-folder") == 0) call_folder = 1;
     else {
       fprintf(stderr, "kindgi landlock-exec: unknown option %s\n", argv[i]);
@@ -279,7 +314,7 @@ int main(int argc, char **argv) {
     }
   }
   if (i + 1 >= argc) {
-    fprintf(stderr, "usage: landlock-exec --probe | landlock-exec [--no-network] [--call-folder] -- PROGRAM [ARG...]\n");
+    fprintf(stderr, "usage: landlock-exec --probe | landlock-exec [--no-network] [--keep-modes] [--call-folder] -- PROGRAM [ARG...]\n");
     return 126;
   }
   if (version < ABI_SCOPES) {
@@ -292,7 +327,7 @@ int main(int argc, char **argv) {
     errno = EINVAL;
     return refuse("--call-folder without an absolute " CALL_FOLDER_VARIABLE);
   }
-  if (wall_in(no_network, folder) != 0) return 126;
+  if (wall_in(no_network, keep_modes, folder) != 0) return 126;
   unsetenv(CALL_FOLDER_VARIABLE);
   // Nothing but its stdio and channel (fds 0 to 3) goes on: a descriptor the service inherited
   // from its own parent without close-on-exec was open in every pack process (stop 33).
