@@ -5,6 +5,7 @@ import type { Log } from './log.js'
 import { NO_METRICS, type Metrics } from './metrics.js'
 import { packFileList, readSources } from './pack-files.js'
 import { loadPackIndex } from './pack-index.js'
+import { type Cap, createCap } from './pool/dispatcher.js'
 import { startPool } from './pool/pool.js'
 import { missingEnv, workerEnv } from './pool/worker-env.js'
 import { createServing, type Serving } from './serving.js'
@@ -13,7 +14,14 @@ import { compileValidators } from './validator-code.js'
 /** `droppedEnv`: the names the env filter withheld from pack code, sorted (`env-dropped`). */
 export type BootResult = { kind: 'ok'; serving: Serving; droppedEnv: string[] } | { kind: 'error'; problems: string[] }
 
-export async function bootPack(config: Config, env: NodeJS.ProcessEnv, log: Log, metrics: Metrics = NO_METRICS): Promise<BootResult> {
+/** `cap`: the process's concurrency cap; a reload passes the one its first boot had. */
+export async function bootPack(
+  config: Config,
+  env: NodeJS.ProcessEnv,
+  log: Log,
+  metrics: Metrics = NO_METRICS,
+  cap: Cap = createCap(config.maxConcurrency),
+): Promise<BootResult> {
   const loaded = loadPackIndex(config.indexPath, config.moduleRoot, config.sandbox, config.bundleMap)
   if (loaded.kind === 'error') return loaded
   // Schemas compile here, once; workers get their validators as code (validator-code.ts).
@@ -37,6 +45,7 @@ export async function bootPack(config: Config, env: NodeJS.ProcessEnv, log: Log,
     env: filtered.env,
     config,
     sources,
+    cap,
     onReplaced: (reason, id) => {
       log.warn('worker-replaced', id === undefined ? { reason } : { reason, id })
       metrics.workerReplaced(reason)

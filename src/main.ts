@@ -15,6 +15,7 @@ import { chooseLogFormat } from './log-format.js'
 import { NO_METRICS, type Metrics } from './metrics.js'
 import { startMetricsServer } from './metrics-server.js'
 import { onEscapedErrors } from './escaped-errors.js'
+import { createCap } from './pool/dispatcher.js'
 import { envDroppedReporter } from './pool/worker-env.js'
 import { tokenFileProblem } from './pool/strict-flags.js'
 import { packStamps, startReloading, type Reloader } from './reload.js'
@@ -68,7 +69,8 @@ async function serveCommand(argv: string[]): Promise<void> {
 
   // Taken before the pack loads: a module saved while it does is then reloaded, not missed.
   const stampsBeforeBoot = config.watch ? packStamps(config, undefined) : undefined
-  const booted = await bootPack(config, process.env, log, metrics)
+  const cap = createCap(config.maxConcurrency)
+  const booted = await bootPack(config, process.env, log, metrics, cap)
   if (booted.kind === 'error') {
     log.error('boot-failed', { problems: booted.problems })
     process.exit(1)
@@ -91,7 +93,7 @@ async function serveCommand(argv: string[]): Promise<void> {
   }
   const port = (server.address() as AddressInfo).port
   const index = booted.serving.pack.index
-  const reloader = config.watch ? startReloading(front, config, log, { metrics, reportDroppedEnv, stampsBeforeBoot }) : undefined
+  const reloader = config.watch ? startReloading(front, config, log, { cap, metrics, reportDroppedEnv, stampsBeforeBoot }) : undefined
   stop = () => drain(front, server, log, reloader)
   const metricsPort = metricsServer === undefined ? {} : { metricsPort: (metricsServer.address() as AddressInfo).port }
   // Whether the kernel walls pack processes off from the front (pool/landlock.ts): an operator must be able to see it.

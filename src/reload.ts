@@ -9,6 +9,7 @@ import type { Config } from './config.js'
 import type { FrontState } from './http/front-state.js'
 import type { Log } from './log.js'
 import type { Metrics } from './metrics.js'
+import type { Cap } from './pool/dispatcher.js'
 import { changedFiles, packFileList, stampFiles, stampsKey, type FileStamps } from './pack-files.js'
 import type { Serving } from './serving.js'
 import { watchPath } from './watch.js'
@@ -43,12 +44,12 @@ export function packStamps(config: Config, serving: Serving | undefined): FileSt
 }
 
 /**
- * What every boot of this process shares: the strict call folders' root, the metrics, and the
+ * What every boot of this process shares: the concurrency cap, the metrics, and the
  * `env-dropped` reporter (a reload writes the line again only when the withheld names change).
  * `stampsBeforeBoot`: the pack's files as the first boot found them (packStamps without a
  * serving pack), so a save while it loaded is not missed.
  */
-export type BootContext = { metrics: Metrics; reportDroppedEnv(dropped: string[]): void; stampsBeforeBoot?: FileStamps }
+export type BootContext = { cap: Cap; metrics: Metrics; reportDroppedEnv(dropped: string[]): void; stampsBeforeBoot?: FileStamps }
 
 export function startReloading(state: FrontState, config: Config, log: Log, boot: BootContext): Reloader {
   let closed = false
@@ -67,7 +68,7 @@ export function startReloading(state: FrontState, config: Config, log: Log, boot
     lastKey = key
     const changed = changedFiles(lastStamps, stamps, config.moduleRoot)
     lastStamps = stamps
-    const booted = await bootPack(config, process.env, log, boot.metrics)
+    const booted = await bootPack(config, process.env, log, boot.metrics, boot.cap)
     if (booted.kind === 'error') {
       log.error('boot-failed', { problems: booted.problems, reload: true })
       return

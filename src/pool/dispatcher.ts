@@ -1,6 +1,8 @@
 // Admission: the concurrency cap (503 before anything runs), and what a call needs beside its
 // group (the grant for its tool files). The call's life after that is call-life.ts's; the
-// slot is free again only when the call's worker is.
+// slot is free again only when the call's worker is. The cap is the process's, not a pool's:
+// with --watch a reload starts a pool beside the one whose calls still run, and each counting
+// its own let in a second cap's worth of calls (a review, stop 36).
 import type { RunnableEntry } from '../protocol/runnable-entry.js'
 import type { CallTask } from '../protocol/worker-messages.js'
 import { followCall, type CallEnd, type CallLimits } from './call-life.js'
@@ -19,6 +21,23 @@ export type Slot = {
   release(): void
 }
 
+/** The service's concurrency cap, shared by every pool of the process (a reload's and the one it replaces). */
+export type Cap = { take(): boolean; give(): void }
+
+export function createCap(limit: number): Cap {
+  let taken = 0
+  return {
+    take() {
+      if (taken >= limit) return false
+      taken++
+      return true
+    },
+    give() {
+      taken--
+    },
+  }
+}
+
 export type Dispatcher = {
   /** A slot, or undefined at the cap: the caller answers 503 and nothing has run. */
   admit(): Slot | undefined
@@ -27,12 +46,14 @@ export type Dispatcher = {
   idle(): Promise<void>
 }
 
-export function createDispatcher(groupOf: (entry: RunnableEntry) => WorkerGroup, cap: number, toolFiles: ToolFiles): Dispatcher {
+export function createDispatcher(groupOf: (entry: RunnableEntry) => WorkerGroup, cap: Cap, toolFiles: ToolFiles): Dispatcher {
+  /** This pool's calls: it is retired once they are done. */
   let taken = 0
   let idleWaiters: Array<() => void> = []
 
   function free(): void {
     taken--
+    cap.give()
     if (taken > 0) return
     const waiters = idleWaiters
     idleWaiters = []
@@ -40,7 +61,7 @@ export function createDispatcher(groupOf: (entry: RunnableEntry) => WorkerGroup,
   }
 
   function admit(): Slot | undefined {
-    if (taken >= cap) return undefined
+    if (!cap.take()) return undefined
     taken++
     let used = false
     const releaseOnce = () => {

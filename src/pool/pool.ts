@@ -8,7 +8,7 @@ import type { RunnableEntry } from '../protocol/runnable-entry.js'
 import { type CallTmp, createCallTmp } from './call-tmp.js'
 import { createThreadBudget } from './thread-budget.js'
 import { createToolFiles } from './tool-files.js'
-import { createDispatcher, type Dispatcher } from './dispatcher.js'
+import { type Cap, createDispatcher, type Dispatcher } from './dispatcher.js'
 import type { WorkerGroup } from './group.js'
 import type { ReplaceReason } from '../protocol/call-answers.js'
 import { createPackProcessGroup } from './pack-process-group.js'
@@ -33,6 +33,8 @@ export type PoolOptions = {
   onReplaced(reason: ReplaceReason, id: string | undefined): void
   /** How long module loading may take before boot gives up. */
   bootTimeoutMs?: number
+  /** The process's concurrency cap (a reload's pool shares it with the one it replaces). */
+  cap: Cap
   /** With --watch: the pack's files as this boot read them, for strict groups to load (pack-files.ts readSources). */
   sources?: Readonly<Record<string, string>>
 }
@@ -81,7 +83,7 @@ export async function startPool(options: PoolOptions): Promise<PoolResult> {
     await close()
     return { kind: 'error', problems }
   }
-  const dispatcher = createDispatcher((entry) => byEntry.get(entry.key) as WorkerGroup, options.config.maxConcurrency, toolFiles)
+  const dispatcher = createDispatcher((entry) => byEntry.get(entry.key) as WorkerGroup, options.cap, toolFiles)
   const workersByPosture = () => {
     const counts = { none: 0, 'context-isolated': 0, strict: 0 }
     for (const [group, posture] of postureOf) counts[posture] += group.workerCount()

@@ -109,6 +109,25 @@ describe('a call in flight during the swap', () => {
   })
 })
 
+describe("the concurrency cap is the process's, whichever pool a call runs on", () => {
+  it('a call still running on the old pool counts after the swap: at a cap of 1 the next call answers 503 until it ends', async () => {
+    const { host, dir, index } = await watched({ KINDGI_PACK_SERVICE_MAX_CONCURRENCY: '1' })
+    const started = join(dir, 'started')
+    const open = join(dir, 'open')
+    const inFlight = invoke(host, 'gate', { started, open })
+    await waitForFile(started)
+    save(index, (i) => {
+      i.artifactVersion = '2'
+    })
+    await host.waitFor('reloaded', (l) => l.artifactVersion === '2')
+    const refused = await invoke(host, 'echo', { y: 1 })
+    expect(refused.status, JSON.stringify(refused.body)).toBe(503)
+    writeFileSync(open, 'go')
+    expect((await inFlight).status).toBe(200)
+    expect((await invoke(host, 'echo', { y: 2 })).headers.get('kindgi-artifact-version')).toBe('2')
+  })
+})
+
 describe('a broken index', () => {
   it('is reported as one boot-failed line, the process lives on and the old pack keeps serving', async () => {
     const { host, index } = await watched()
