@@ -66,8 +66,8 @@ export async function invoke(c: Ctx, state: FrontState, options: InvokeOptions):
     return await admitted(c, state, options, serving, slot, startedAt, logged)
   } catch (err) {
     // A throw of our own after admission (Hono would answer 500 and keep the slot for good: a
-    // red-team pass filled the cap so, stop 35). The slot goes back unless the call holds it
-    // (run never rejects, and frees it when its worker is free); the call gets its one line.
+    // red-team pass filled the cap so, stop 35). The slot goes back unless a call ran on it
+    // (the call frees it when its worker is free: Slot.release); the call gets its one line.
     slot.release()
     const error = err instanceof Error ? err : new Error(String(err))
     state.log.error('internal-error', { error: error.message, stack: error.stack })

@@ -64,14 +64,19 @@ export function createDispatcher(groupOf: (entry: RunnableEntry) => WorkerGroup,
     if (!cap.take()) return undefined
     taken++
     let used = false
+    let ran = false
     const releaseOnce = () => {
       if (used) return
       used = true
       free()
     }
     return {
-      release: releaseOnce,
+      // Once a call runs on it the slot is the call's to free (when its worker is), whatever its caller does.
+      release: () => {
+        if (!ran) releaseOnce()
+      },
       async run(entry, task, limits) {
+        ran = true
         const running = groupOf(entry).run(task)
         if (limits.files === undefined) return followCall(running, entry, limits, releaseOnce)
         // The file token is valid until the call's answer or deadline, whichever comes first.

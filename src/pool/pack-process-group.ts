@@ -252,7 +252,9 @@ export function createPackProcessGroup(options: PackProcessOptions): WorkerGroup
         call.answered = true
         const answer = checkedAnswer(item.answer)
         call.answer(answer)
-        if (answer.kind !== 'result' || answer.result.outcome !== 'ok') freeWithinGrace(proc, item.callId, call, FAILED_FREE_GRACE_MS)
+        // An error result whose worker stays busy is a cpuMs end (the pack process terminates it); a handler's throw frees at once.
+        if (answer.kind !== 'result' || answer.result.outcome !== 'ok')
+          freeWithinGrace(proc, item.callId, call, FAILED_FREE_GRACE_MS, answer.kind === 'died' ? answer.reason : 'cpu')
         return
       }
       case 'freed': {
@@ -286,9 +288,12 @@ export function createPackProcessGroup(options: PackProcessOptions): WorkerGroup
    * and the call its slot in the service's cap, for as long (minutes; a red-team pass, stop 35).
    * Past the grace, the process is ended, as for a call the front stopped.
    */
-  function freeWithinGrace(proc: Proc, callId: number, call: Pending, graceMs: number): void {
+  function freeWithinGrace(proc: Proc, callId: number, call: Pending, graceMs: number, reason: ReplaceReason): void {
     setTimeout(() => {
-      if (proc.pending.get(callId) === call) proc.child?.kill('SIGKILL')
+      if (proc.pending.get(callId) !== call) return
+      // Its worker-replaced line names this call and why, not whichever call was pending first.
+      proc.killedFor = { reason, id: call.id }
+      proc.child?.kill('SIGKILL')
     }, graceMs).unref()
   }
 
@@ -354,7 +359,7 @@ export function createPackProcessGroup(options: PackProcessOptions): WorkerGroup
       if (call.answered || proc.pending.get(task.callId) !== call) return
       queue(proc, { type: 'stop', callId: task.callId, reason })
       // The slot must not wait on a process that does not free it: past the grace, end the process.
-      freeWithinGrace(proc, task.callId, call, STOP_GRACE_MS)
+      freeWithinGrace(proc, task.callId, call, STOP_GRACE_MS, reason)
     }
     // cpuMs is measured and enforced in the pack process, which owns the Worker objects.
     return { answer, freed, stop }

@@ -119,6 +119,12 @@ export function createStrictGroup(options: StrictOptions): WorkerGroup {
     /** The call has gone to its process: from here pack code may be running. */
     let sent = false
 
+    // The service closed its groups: the call ends with it, sent nowhere and never budgeted.
+    if (closed) {
+      resolveAnswer({ kind: 'shutdown' })
+      resolveFreed()
+      return { answer, freed, stop: () => undefined, busyMs: () => undefined }
+    }
     const ticket = options.budget.enqueue(() => {
       // The service closed its groups meanwhile: the call ends with it, and is sent nowhere.
       if (closed) return endUnsent({ kind: 'shutdown' })

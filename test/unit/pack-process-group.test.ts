@@ -13,6 +13,7 @@ import type { CallTask } from '../../src/protocol/worker-messages.js'
 import type { RemoteFileRequest } from '../../src/pool/tool-files.js'
 import type { RunnableEntry } from '../../src/protocol/runnable-entry.js'
 import { toolEntry } from '../helpers/entries.js'
+import { sleep } from '../helpers/host.js'
 
 const FAKE = fileURLToPath(new URL('../fixtures/fake-pack-process/fake.mjs', import.meta.url))
 const WALLS = fileURLToPath(new URL('../fixtures/walls-pack/', import.meta.url))
@@ -150,6 +151,20 @@ describe('every call ends exactly once', () => {
     expect(await hanging.answer).toEqual({ kind: 'shutdown' })
     await hanging.freed
     expect(replaced).toEqual([])
+  })
+})
+
+describe('a process ended because a stopped call was not freed is said to be ended for that call', () => {
+  it("past the stop's grace its worker-replaced line names the stopped call and the stop's reason, not the call pending first", async () => {
+    const { group: g, replaced } = group()
+    expect(await g.probe()).toEqual([])
+    const first = g.run(task({ text: 'slow', ms: 5000 }))
+    const stuck = g.run(task({ do: 'hang' }, 'tool:stuck@2.0.0'))
+    await sleep(100)
+    stuck.stop('deadline')
+    await stuck.freed
+    expect(replaced).toEqual([['deadline', 'stuck@2.0.0']])
+    expect(await first.answer).toMatchObject({ kind: 'died', reason: 'crash' })
   })
 })
 

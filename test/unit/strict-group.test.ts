@@ -32,8 +32,8 @@ const tmp: CallTmp & { broken: boolean } = {
 }
 
 const replaced: ReplaceReason[] = []
-function strictGroup() {
-  return createStrictGroup({
+function strictGroupOptions() {
+  return {
     key: 'strict',
     entries: [echo],
     env: {},
@@ -45,7 +45,10 @@ function strictGroup() {
     budget: createThreadBudget(2, () => []),
     readRoots: [REPO, PACK],
     callTmp: tmp,
-  })
+  }
+}
+function strictGroup() {
+  return createStrictGroup(strictGroupOptions())
 }
 
 let nextId = 1
@@ -106,5 +109,18 @@ describe('strict calls whose folder cannot be made', () => {
     } finally {
       await group.close()
     }
+  })
+})
+
+describe('a call run on a strict group that has closed', () => {
+  it('answers shutdown, frees at once and takes no place in the thread budget', async () => {
+    const budget = createThreadBudget(2, () => [])
+    const group = createStrictGroup({ ...strictGroupOptions(), budget })
+    await group.close()
+    const running = group.run(task({ message: 'late' }))
+    expect(await running.answer).toEqual({ kind: 'shutdown' })
+    await running.freed
+    expect(budget.running()).toBe(0)
+    budget.close()
   })
 })
