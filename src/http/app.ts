@@ -6,6 +6,7 @@ import { infoBody } from '../serving.js'
 import { notReady, type FrontState } from './front-state.js'
 import { tenantHeaderGuard, tokenGuard, type Refusal } from './access-checks.js'
 import { invoke, type InvokeOptions } from './invoke.js'
+import { markProven } from './proven-connections.js'
 
 type Env = { Bindings: HttpBindings }
 type Ctx = Context<Env>
@@ -14,7 +15,11 @@ export function createApp(state: FrontState, options: InvokeOptions): Hono<Env> 
   const app = new Hono<Env>()
   const checkToken = tokenGuard(state.config.token)
   const refuse = (c: Ctx, refusal: Refusal) => c.json(refusal.body, refusal.status)
-  const guard = (c: Ctx): Refusal | undefined => checkToken(c.env.incoming.headers) ?? tenantHeaderGuard(state.config.tenantId, c.env.incoming.headers)
+  const guard = (c: Ctx): Refusal | undefined => {
+    const refusal = checkToken(c.env.incoming.headers) ?? tenantHeaderGuard(state.config.tenantId, c.env.incoming.headers)
+    if (refusal === undefined) markProven(c.env.incoming.socket)
+    return refusal
+  }
 
   app.get('/healthz', (c) => c.json({ status: 'ok' }))
   app.get('/readyz', (c) => {

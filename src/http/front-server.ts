@@ -1,10 +1,13 @@
 // The Node HTTP server around the Hono app: its timeouts and connection bound (README,
 // configuration), and a JSON answer for every request the app never sees (not valid HTTP,
-// too slow, headers too large), so nothing on the wire answers without a JSON body.
+// too slow, headers too large), so nothing on the wire answers without a JSON body. Past the
+// bound a new connection takes the place of the oldest idle one that never carried the
+// token (proven-connections.ts); with none such, it is closed unanswered.
 import { getRequestListener, RequestError } from '@hono/node-server'
 import { createServer, STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import type { Socket } from 'node:net'
 import type { FrontLimits } from '../config.js'
+import { isProven } from './proven-connections.js'
 
 type Fetch = Parameters<typeof getRequestListener>[0]
 
@@ -58,7 +61,6 @@ export function createFrontServer(fetch: Fetch, limits: FrontLimits): Server {
     listener,
   )
   server.keepAliveTimeout = limits.keepAliveTimeoutMs
-  server.maxConnections = limits.maxConnections
 
   // Per socket: its latest request and how many answers are still open. Node refuses either
   // the latest request's body (the request is not complete) or a request after it, pipelined.
@@ -79,6 +81,22 @@ export function createFrontServer(fetch: Fetch, limits: FrontLimits): Server {
       closeWith(socket, state.after)
       state.after = undefined
     })
+  })
+  // Oldest first (a Set keeps the order of insertion).
+  const open = new Set<Socket>()
+  server.on('connection', (socket: Socket) => {
+    if (open.size >= limits.maxConnections) {
+      const idle = (s: Socket) => (sockets.get(s)?.open ?? 0) === 0
+      const room = [...open].find((s) => !isProven(s) && idle(s))
+      if (room === undefined) {
+        socket.destroy()
+        return
+      }
+      room.destroy()
+      open.delete(room)
+    }
+    open.add(socket)
+    socket.once('close', () => open.delete(socket))
   })
   /** Ends a socket with `text` once every answer still open on it has gone out. */
   const afterOpenAnswers = (socket: Socket, text: string) => {

@@ -147,13 +147,24 @@ describe('keep-alive', () => {
   }, 20_000)
 })
 
+/** A connection that has made one request (with the token, or without) and is left open, idle. */
+async function openAfter(port: number, token: boolean): Promise<Socket> {
+  const socket = await open(port)
+  const head = simpleRequest('GET', token ? '/v1/info' : '/healthz', token ? { 'kindgi-pack-token': TOKEN } : {})
+  await new Promise<void>((resolve) => {
+    socket.once('data', () => resolve())
+    socket.write(head)
+  })
+  return socket
+}
+
 describe('the connection bound', () => {
-  it(`past KINDGI_PACK_MAX_CONNECTIONS a new connection is closed unanswered; one closing makes room again`, async () => {
+  it('past KINDGI_PACK_MAX_CONNECTIONS, with every connection one that carried the token, a new connection is closed unanswered; one closing makes room again', async () => {
     // Keep-alive connections earlier tests' fetch calls left idle must be gone for the count to be ours.
     await sleep(KEEPALIVE_TIMEOUT_MS + 500)
     const held: Socket[] = []
     try {
-      for (let i = 0; i < MAX_CONNECTIONS; i++) held.push(await open(host.port))
+      for (let i = 0; i < MAX_CONNECTIONS; i++) held.push(await openAfter(host.port, true))
       await sleep(100)
       expect(held.filter((s) => s.destroyed)).toEqual([])
       const over = await exchange([simpleRequest('GET', '/healthz', {})], { port: host.port, methods: ['GET'], timeoutMs: 3_000 })
@@ -164,6 +175,26 @@ describe('the connection bound', () => {
     } finally {
       for (const s of held) s.destroy()
       // The server counts a connection until it has seen it close: wait for room before the next test.
+      await answersWithin(5_000)
+    }
+  })
+
+  it('connections that never carried the token (pack code can reach the port) make room: a new one closes the oldest idle of them and is served', async () => {
+    await sleep(KEEPALIVE_TIMEOUT_MS + 500)
+    const held: Socket[] = []
+    try {
+      // The first two carried the token; the rest, as an attacker's, did not.
+      for (let i = 0; i < MAX_CONNECTIONS; i++) held.push(await openAfter(host.port, i < 2))
+      await sleep(100)
+      const served = await invoke(host, 'echo', { after: 'the bound' })
+      expect(served.status).toBe(200)
+      expect(await closedWithin(held[2] as Socket, 2_000), 'the oldest idle connection without the token').toBe(true)
+      expect(
+        held.slice(0, 2).filter((s) => s.destroyed),
+        'connections that carried the token',
+      ).toEqual([])
+    } finally {
+      for (const s of held) s.destroy()
       await answersWithin(5_000)
     }
   })

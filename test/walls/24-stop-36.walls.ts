@@ -11,7 +11,11 @@
 //    running strict call's files and overwrote them, in its own code (the warm permission
 //    model granted writes there) or from a child process. The root is now hidden from warm
 //    pack code, and the kernel refuses warm processes (and their children) any mode change by path.
-// 3. files-req-echo: a strict process's file request whose request number was 15 MiB of text,
+// 3. conn-hog: a tool with network access opened connections to the service's own port and
+//    held them, keep-alive: at KINDGI_PACK_MAX_CONNECTIONS every new connection of the runtime
+//    was closed unanswered, /healthz (the image's health check) included, for as long as it
+//    held them. A new connection now closes the oldest idle one that never carried the token.
+// 4. files-req-echo: a strict process's file request whose request number was 15 MiB of text,
 //    refused at once, came back whole in its reply; left unread, each such reply was held by
 //    the spawner (24 calls: 1.4 GB). A request number is now a counter, or it is not answered.
 import { describe, expect, it } from 'vitest'
@@ -32,6 +36,23 @@ describe("stop 36: a warm tool reaches no strict call's folder", () => {
       expect.soft(output?.read, 'what the attack read').not.toContain('secret of tenant-b')
       const answer = await victim
       expect.soft('error' in answer ? answer : answer.body?.output, "the victim's answer").toEqual({ readBack: 'secret of tenant-b' })
+      await stillServes(host)
+    })
+  })
+})
+
+describe("stop 36: pack code does not crowd the runtime out of the service's connections", () => {
+  it("conn-hog: a strict tool holding more connections to the service's port than its bound leaves room for the runtime's calls and probes", async () => {
+    await withHost({ ...wallsPackWith(['conn-hog']), env: { ...STRICT, KINDGI_PACK_MAX_CONNECTIONS: '40' } }, async (host) => {
+      const attack = rawInvoke(host.port, 'conn-hog', { port: host.port, n: 60, ms: 4000 }, { tenantId: 'tenant-a', runId: 'attack' })
+      await sleep(2000)
+      const during = await rawInvoke(host.port, 'echo', { during: 'the attack' }, { tenantId: 'tenant-b', runId: 'victim' })
+      expect.soft('error' in during ? during : during.status, "another tenant's call during the attack").toBe(200)
+      const answer = await attack
+      expect(
+        'error' in answer ? answer : answer.body?.output?.answered,
+        `the attack held its connections: ${JSON.stringify(answer).slice(0, 300)}`,
+      ).toBeGreaterThanOrEqual(39)
       await stillServes(host)
     })
   })
