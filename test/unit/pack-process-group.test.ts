@@ -112,8 +112,8 @@ describe('a message naming a call of another process is ignored', () => {
 })
 
 describe("a batch without the process's secret is pack code's writing, and is not read", () => {
-  it('answers, frees and file requests on the channel without the secret change no call of the process, its own included', async () => {
-    const { group: g, files } = group()
+  it('answers, frees, file requests and replacement lines on the channel without the secret change no call of the process, its own included, and log nothing', async () => {
+    const { group: g, files, replaced } = group()
     expect(await g.probe()).toEqual([])
     const victim = g.run(task({ text: 'mine', ms: 400 }))
     const attack = g.run(task({ do: 'unsigned', ids: [nextId - 1, nextId] }))
@@ -123,6 +123,7 @@ describe("a batch without the process's secret is pack code's writing, and is no
     expect(victimFreed).toBe(false)
     expect(text(await victim.answer).text).toBe('mine')
     expect(files).toEqual([])
+    expect(replaced).toEqual([])
   })
 })
 
