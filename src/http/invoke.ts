@@ -43,7 +43,7 @@ function isJson(contentType: string | undefined): boolean {
 
 export async function invoke(c: Ctx, state: FrontState, options: InvokeOptions): Promise<Response> {
   const startedAt = performance.now()
-  const { incoming, outgoing } = c.env
+  const { incoming } = c.env
   const headers = incoming.headers
 
   const refusal = notReady(state)
