@@ -16,7 +16,7 @@ export type FrontLimits = {
   bodyTimeoutMs: number
   /** KINDGI_PACK_KEEPALIVE_TIMEOUT_MS: how long an idle keep-alive connection stays open. */
   keepAliveTimeoutMs: number
-  /** KINDGI_PACK_MAX_CONNECTIONS: open connections at once; past it a new one takes an idle tokenless one's place, or is closed unanswered. */
+  /** KINDGI_PACK_MAX_CONNECTIONS: open connections at once; past it a new one takes the oldest tokenless one's place, or is closed unanswered. */
   maxConnections: number
 }
 

@@ -1,8 +1,8 @@
 // The Node HTTP server around the Hono app: its timeouts and connection bound (README,
 // configuration), and a JSON answer for every request the app never sees (not valid HTTP,
 // too slow, headers too large), so nothing on the wire answers without a JSON body. Past the
-// bound a new connection takes the place of the oldest idle one that never carried the
-// token (proven-connections.ts); with none such, it is closed unanswered.
+// bound a new connection takes the place of the oldest one that never carried the token
+// (proven-connections.ts); with none such, it is closed unanswered.
 import { getRequestListener, RequestError } from '@hono/node-server'
 import { createServer, STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import type { Socket } from 'node:net'
@@ -86,8 +86,9 @@ export function createFrontServer(fetch: Fetch, limits: FrontLimits): Server {
   const open = new Set<Socket>()
   server.on('connection', (socket: Socket) => {
     if (open.size >= limits.maxConnections) {
-      const idle = (s: Socket) => (sockets.get(s)?.open ?? 0) === 0
-      const room = [...open].find((s) => !isProven(s) && idle(s))
+      // Busy or not: a connection without the token carries only probes and refusals, and one
+      // that never reads its answers would otherwise stay busy for good.
+      const room = [...open].find((s) => !isProven(s))
       if (room === undefined) {
         socket.destroy()
         return

@@ -158,6 +158,16 @@ async function openAfter(port: number, token: boolean): Promise<Socket> {
   return socket
 }
 
+/** A connection that writes 100,000 pipelined /healthz requests and reads none of the answers: once the buffers between are full, an answer stays open for good. */
+async function openBusy(port: number): Promise<Socket> {
+  const socket = await open(port)
+  socket.pause()
+  socket.on('error', () => undefined)
+  const chunk = simpleRequest('GET', '/healthz', {}).repeat(1000)
+  for (let i = 0; i < 100 && !socket.destroyed; i++) if (!socket.write(chunk)) await sleep(10)
+  return socket
+}
+
 describe('the connection bound', () => {
   it('past KINDGI_PACK_MAX_CONNECTIONS, with every connection one that carried the token, a new connection is closed unanswered; one closing makes room again', async () => {
     // Keep-alive connections earlier tests' fetch calls left idle must be gone for the count to be ours.
@@ -179,25 +189,34 @@ describe('the connection bound', () => {
     }
   })
 
-  it('connections that never carried the token (pack code can reach the port) make room: a new one closes the oldest idle of them and is served', async () => {
-    await sleep(KEEPALIVE_TIMEOUT_MS + 500)
-    const held: Socket[] = []
-    try {
-      // The first two carried the token; the rest, as an attacker's, did not.
-      for (let i = 0; i < MAX_CONNECTIONS; i++) held.push(await openAfter(host.port, i < 2))
-      await sleep(100)
-      const served = await invoke(host, 'echo', { after: 'the bound' })
-      expect(served.status).toBe(200)
-      expect(await closedWithin(held[2] as Socket, 2_000), 'the oldest idle connection without the token').toBe(true)
-      expect(
-        held.slice(0, 2).filter((s) => s.destroyed),
-        'connections that carried the token',
-      ).toEqual([])
-    } finally {
-      for (const s of held) s.destroy()
-      await answersWithin(5_000)
-    }
-  })
+  it.each([
+    ['idle', false],
+    ['kept busy: pipelined requests whose answers it never reads', true],
+  ])(
+    'connections that never carried the token (pack code can reach the port) make room, %s: a new one closes the oldest of them and is served',
+    async (_how, busy) => {
+      await sleep(KEEPALIVE_TIMEOUT_MS + 500)
+      // Two carried the token and the rest, as an attacker's, did not; the busy one (a flood the
+      // front is slow to answer) alone beside connections that did.
+      const proven = busy ? MAX_CONNECTIONS - 1 : 2
+      const held: Socket[] = []
+      try {
+        for (let i = 0; i < MAX_CONNECTIONS; i++)
+          held.push(i >= proven ? await (busy ? openBusy(host.port) : openAfter(host.port, false)) : await openAfter(host.port, true))
+        await sleep(busy ? 1_500 : 100)
+        const served = await invoke(host, 'echo', { after: 'the bound' })
+        expect(served.status).toBe(200)
+        expect(await closedWithin(held[proven] as Socket, 2_000), 'the oldest connection without the token').toBe(true)
+        expect(
+          held.slice(0, proven).filter((s) => s.destroyed),
+          'connections that carried the token',
+        ).toEqual([])
+      } finally {
+        for (const s of held) s.destroy()
+        await answersWithin(5_000)
+      }
+    },
+  )
 })
 
 describe('bug: requests Node refused before the app saw them were answered without a JSON body', () => {

@@ -14,7 +14,7 @@
 // 3. conn-hog: a tool with network access opened connections to the service's own port and
 //    held them, keep-alive: at KINDGI_PACK_MAX_CONNECTIONS every new connection of the runtime
 //    was closed unanswered, /healthz (the image's health check) included, for as long as it
-//    held them. A new connection now closes the oldest idle one that never carried the token.
+//    held them. A new connection now closes the oldest one that never carried the token.
 // 4. files-req-echo: a strict process's file request whose request number was 15 MiB of text,
 //    refused at once, came back whole in its reply; left unread, each such reply was held by
 //    the spawner (24 calls: 1.4 GB). A request number is now a counter, or it is not answered.
