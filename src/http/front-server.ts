@@ -37,6 +37,15 @@ function closeWith(socket: Socket, text: string): void {
   setTimeout(() => socket.destroy(), 2_000).unref()
 }
 
+/**
+ * The connection to close for a new one past the bound. Busy or not: a connection without the
+ * token carries only probes and refusals, and one that never reads its answers stays busy for good.
+ */
+function oldestUnproven(open: Set<Socket>): Socket | undefined {
+  for (const socket of open) if (!isProven(socket)) return socket
+  return undefined
+}
+
 export function createFrontServer(fetch: Fetch, limits: FrontLimits): Server {
   const listener = getRequestListener(fetch, {
     // A request without a Host header is still routed; node-server needs a name to build its URL.
@@ -86,9 +95,7 @@ export function createFrontServer(fetch: Fetch, limits: FrontLimits): Server {
   const open = new Set<Socket>()
   server.on('connection', (socket: Socket) => {
     if (open.size >= limits.maxConnections) {
-      // Busy or not: a connection without the token carries only probes and refusals, and one
-      // that never reads its answers would otherwise stay busy for good.
-      const room = [...open].find((s) => !isProven(s))
+      const room = oldestUnproven(open)
       if (room === undefined) {
         socket.destroy()
         return
