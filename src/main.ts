@@ -89,6 +89,9 @@ async function serveCommand(argv: string[]): Promise<void> {
   } catch (err) {
     // A port in use is an operator's problem to fix: say which, as a line, not a stack trace.
     log.error('boot-failed', { problems: [`Cannot listen: ${(err as Error).message}`] })
+    // Its pack processes end first: a strict spare still starting while the exit removed its
+    // folder wrote its helper's complaint after this line (a CI run, stop 36).
+    await booted.serving.pool.close().catch(() => undefined)
     process.exit(1)
   }
   const port = (server.address() as AddressInfo).port

@@ -53,7 +53,7 @@ export function createStrictGroup(options: StrictOptions): WorkerGroup {
 
   function spawnSpare(): Spare {
     const started = performance.now()
-    const folder = options.callTmp.reserve()
+    const { folder, root } = options.callTmp.reserve()
     const [command, ...args] = strictCommand(STRICT_PROCESS, {
       readRoots: options.readRoots,
       networkNone,
@@ -63,7 +63,7 @@ export function createStrictGroup(options: StrictOptions): WorkerGroup {
     // Its folder is made by the spawner before it starts, its setup written as it starts, and it
     // is ended by the spawner once it has answered.
     const setup: ToStrict = options.sources === undefined ? { type: 'setup', traits } : { type: 'setup', traits, sources: options.sources }
-    const child = startProcess(command as string, args, callFolderEnv(folder, options.env), { folder, first: setup, endAfter: 'result' })
+    const child = startProcess(command as string, args, callFolderEnv(folder, options.env), { folder, root, first: setup, endAfter: 'result' })
     live.add(child)
     void child.exited.then(() => {
       live.delete(child)

@@ -1,9 +1,9 @@
 import { spawnSync } from 'node:child_process'
-import { chownSync, existsSync, mkdirSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { chownSync, existsSync, mkdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { describe, expect, it, onTestFinished } from 'vitest'
 import type { CallTmp } from '../../src/pool/call-tmp.js'
 // The built module: its removal thread is a file of its own, which Node runs built.
-import { createCallTmp } from '../../dist/src/pool/call-tmp.js'
+import { createCallTmp, rootIdentity } from '../../dist/src/pool/call-tmp.js'
 
 function made(): CallTmp {
   const result = createCallTmp()
@@ -24,7 +24,7 @@ describe("strict calls' folders live in a root no process of the service's user 
   it('its owner cannot list the root, yet makes, writes and removes a folder it knows the name of', () => {
     const tmp = made()
     onTestFinished(() => tmp.close())
-    const folder = tmp.reserve()
+    const { folder } = tmp.reserve()
     const listed = asOwner(tmp.root, `ls "${tmp.root}"`)
     expect(listed.status, 'ls of the root').not.toBe(0)
     expect(listed.stderr).toMatch(/Permission denied/)
@@ -34,7 +34,7 @@ describe("strict calls' folders live in a root no process of the service's user 
 
   it('close removes the root and whatever calls left in it', async () => {
     const tmp = made()
-    const folder = tmp.reserve()
+    const { folder } = tmp.reserve()
     mkdirSync(folder)
     writeFileSync(`${folder}/left`, 'x')
     await tmp.close()
@@ -46,12 +46,28 @@ describe("the root is the front's to make", () => {
   it('a root something removed is made again, unlistable, by the next reservation, and never after close', async () => {
     const tmp = made()
     rmSync(tmp.root, { recursive: true, force: true })
-    const folder = tmp.reserve()
+    const { folder, root } = tmp.reserve()
     expect(statSync(tmp.root).mode & 0o777).toBe(0o300)
     expect(folder.startsWith(`${tmp.root}/call-`)).toBe(true)
+    expect(root).toBe(rootIdentity(tmp.root))
     await tmp.close()
     tmp.reserve()
     expect(existsSync(tmp.root)).toBe(false)
+  })
+
+  it('a folder put in place of the root (the root renamed away) is not used: the next reservation makes a new root under a new name', async () => {
+    const tmp = made()
+    onTestFinished(() => tmp.close())
+    const first = tmp.root
+    renameSync(first, `${first}-moved`)
+    onTestFinished(() => rmSync(`${first}-moved`, { recursive: true, force: true }))
+    mkdirSync(first, { mode: 0o700 })
+    onTestFinished(() => rmSync(first, { recursive: true, force: true }))
+    const { folder, root } = tmp.reserve()
+    expect(tmp.root).not.toBe(first)
+    expect(folder.startsWith(`${tmp.root}/call-`)).toBe(true)
+    expect(root).toBe(rootIdentity(tmp.root))
+    expect(root).not.toBe(rootIdentity(first))
   })
 })
 

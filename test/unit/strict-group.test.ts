@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
 import { createStrictGroup } from '../../dist/src/pool/strict-group.js'
 import { createThreadBudget } from '../../dist/src/pool/thread-budget.js'
+import { rootIdentity } from '../../dist/src/pool/call-tmp.js'
 import type { CallTmp } from '../../src/pool/call-tmp.js'
 import type { ReplaceReason } from '../../src/protocol/call-answers.js'
 import type { CallTask } from '../../src/protocol/worker-messages.js'
@@ -24,10 +25,13 @@ const root = tempDir('kindgi-strict-group-')
 const notAFolder = join(root, 'not-a-folder')
 writeFileSync(notAFolder, '')
 let n = 0
-const tmp: CallTmp & { broken: boolean } = {
+/** With `replaced`, the root the spawner is told of is another folder than the one the path leads into (as after a swap). */
+const elsewhere = tempDir('kindgi-strict-elsewhere-')
+const tmp: CallTmp & { broken: boolean; replaced: boolean } = {
   root,
   broken: false,
-  reserve: () => join(tmp.broken ? notAFolder : root, `call-${n++}`),
+  replaced: false,
+  reserve: () => ({ folder: join(tmp.broken ? notAFolder : root, `call-${n++}`), root: rootIdentity(tmp.replaced ? elsewhere : root) ?? '' }),
   close: async () => undefined,
 }
 
@@ -70,6 +74,25 @@ describe('a strict call stopped before its process is ready', () => {
       expect(await noAnswerWithin(running.answer, 300)).toBe('no answer')
       expect(replaced).toEqual(['deadline'])
     } finally {
+      await group.close()
+    }
+  })
+})
+
+describe('strict calls whose folder was made elsewhere than in the root the service made', () => {
+  it('answer not-started saying so, and no process is started for them (a warm tool had put its own folder in place of the root)', async () => {
+    const group = strictGroup()
+    try {
+      replaced.length = 0
+      tmp.replaced = true
+      const running = group.run(task({ message: 'never' }))
+      const answer = await running.answer
+      expect(answer).toMatchObject({ kind: 'not-started' })
+      expect((answer as { why: string }).why).toContain('its tmpDir was not made in the folder root the service made')
+      await running.freed
+      expect(replaced).toEqual([])
+    } finally {
+      tmp.replaced = false
       await group.close()
     }
   })

@@ -4,6 +4,7 @@
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll, describe, expect, it, vi } from 'vitest'
+import { rootIdentity } from '../../dist/src/pool/call-tmp.js'
 import type { CallTmp } from '../../src/pool/call-tmp.js'
 import type { WorkerGroup } from '../../src/pool/group.js'
 import type { RunnableEntry } from '../../src/protocol/runnable-entry.js'
@@ -44,7 +45,7 @@ afterAll(async () => {
 })
 
 let folders = 0
-const callTmp: CallTmp = { root, reserve: () => join(root, `call-${folders++}`), close: async () => undefined }
+const callTmp: CallTmp = { root, reserve: () => ({ folder: join(root, `call-${folders++}`), root: rootIdentity(root) ?? '' }), close: async () => undefined }
 
 /** A strict tool whose validators are as large as a real tool's: ~4 KB of code each. */
 function tool(n: number): RunnableEntry {

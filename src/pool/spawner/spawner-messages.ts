@@ -4,7 +4,8 @@
 export type ToSpawner =
   /**
    * Start a process. `folder`: made (mode 0700) before it starts and removed once it has gone;
-   * when it cannot be made, nothing starts and the exit says why. `first`: its first message,
+   * when it cannot be made, or was made elsewhere than in the folder `root` identifies (call-tmp.ts
+   * rootIdentity), nothing starts and the exit says why. `first`: its first message,
    * written as it starts. `endAfter`: the type of the message after which it is killed, as soon
    * as that message is on its way to the front.
    */
@@ -15,6 +16,7 @@ export type ToSpawner =
       args: string[]
       env: Record<string, string>
       folder?: string
+      root?: string
       first?: unknown
       endAfter?: string
     }

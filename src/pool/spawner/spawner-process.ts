@@ -12,11 +12,12 @@
 // after it has gone, its first message, its end once it has answered. The front's own event loop
 // does none of that, and no message crosses for it.
 import { spawn, type ChildProcess } from 'node:child_process'
-import { existsSync, mkdirSync } from 'node:fs'
+import { existsSync, mkdirSync, rmdirSync } from 'node:fs'
 import { dirname } from 'node:path'
 import type { Readable, Writable } from 'node:stream'
 import { MAX_LINE } from '../../protocol/channel-limits.js'
 import { openFrames, type FrameChannel } from '../../protocol/frame-channel.js'
+import { rootIdentity } from '../call-tmp.js'
 import { passLines } from '../pack-output.js'
 import { whenEnded } from '../process-end.js'
 import { removeFolder } from '../remove-folder.js'
@@ -99,6 +100,19 @@ function start(message: Extract<ToSpawner, { t: 'start' }>): void {
       mkdirSync(folder, { mode: 0o700 })
     } catch (err) {
       toFront({ t: 'exit', id, code: null, signal: null, unreadable: false, notStarted: `its tmpDir could not be made: ${(err as Error).message}` })
+      return
+    }
+    // Made where the path led, which a process of the service's user may have changed: a warm
+    // tool renamed the root away and put its own folder there (stop 36). Its ".." is the folder
+    // it was made in, whatever that is called now.
+    if (message.root !== undefined && rootIdentity(`${folder}/..`) !== message.root) {
+      try {
+        rmdirSync(folder)
+      } catch {
+        // Not ours to empty: whatever was put in it stays where it is.
+      }
+      const why = 'its tmpDir was not made in the folder root the service made (something put another folder in its place)'
+      toFront({ t: 'exit', id, code: null, signal: null, unreadable: false, notStarted: why })
       return
     }
   }
