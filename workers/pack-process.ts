@@ -11,6 +11,7 @@ import type { MessagePort } from 'node:worker_threads'
 import { MAX_BATCH_ITEMS, MAX_LINE } from '../src/protocol/channel-limits.js'
 import { fromBase64, toBase64 } from '../src/protocol/frame-channel.js'
 import { fileRequestTooLong } from '../src/protocol/file-request-bounds.js'
+import { SEAL_CHARS, sealLine } from '../src/protocol/line-seal.js'
 import type { FileReplyMessage, FromPack, FromPackItem, PackSetup, ToPack, ToPackItem } from '../src/protocol/pack-messages.js'
 import type { CallTask, FileRequest } from '../src/protocol/worker-messages.js'
 import type { RunningCall } from '../src/pool/group.js'
@@ -41,16 +42,20 @@ const channel = openFdChannel(
 )
 channel.listen()
 
+/** What a batch line holds around its items. */
+const BATCH_OPEN = '{"type":"batch","items":['
+const MAX_ITEMS_CHARS = MAX_LINE - SEAL_CHARS - BATCH_OPEN.length - 2
+
 /**
- * What a batch line holds before its items: the secret the front gave this process before any
- * pack code loaded. Pack code can write on fd 3 too, but not with it: the front takes items
- * (answers, frees, file requests) only from batches that carry it (a red-team pass, stop 36).
+ * Every line sealed with the key the front gave this process before any pack code loaded: pack
+ * code can write on fd 3 too, but not a sealed line, nor into one (src/protocol/line-seal.ts).
  */
-let batchOpen = ''
-let maxItemsChars = 0
+function sendLine(text: string): void {
+  channel.sendLine(sealLine((setupGiven as PackSetup).secret, text))
+}
 
 function send(message: FromPack): void {
-  channel.send(message)
+  sendLine(JSON.stringify(message))
 }
 
 /** Items queued in one turn of the event loop leave together. */
@@ -77,15 +82,15 @@ function flush(): void {
   let chars = 0
   for (const item of items) {
     const text = JSON.stringify(item)
-    if (line.length > 0 && (chars + text.length > maxItemsChars || line.length === MAX_BATCH_ITEMS)) {
-      channel.sendLine(`${batchOpen}${line.join(',')}]}`)
+    if (line.length > 0 && (chars + text.length > MAX_ITEMS_CHARS || line.length === MAX_BATCH_ITEMS)) {
+      sendLine(`${BATCH_OPEN}${line.join(',')}]}`)
       line = []
       chars = 0
     }
     line.push(text)
     chars += text.length + 1
   }
-  channel.sendLine(`${batchOpen}${line.join(',')}]}`)
+  sendLine(`${BATCH_OPEN}${line.join(',')}]}`)
 }
 
 /**
@@ -94,8 +99,6 @@ function flush(): void {
  */
 function prepare(setup: PackSetup): void {
   setupGiven = setup
-  batchOpen = `{"type":"batch","secret":${JSON.stringify(setup.secret)},"items":[`
-  maxItemsChars = MAX_LINE - batchOpen.length - 2
   if (!setup.countThreads) {
     start(setup)
     return
@@ -176,7 +179,7 @@ function handle(item: ToPackItem): void {
       return
     case 'count-threads':
       // Sent at once, not batched: the front reads the process's threads as this arrives.
-      send({ type: 'batch', secret: (setupGiven as PackSetup).secret, items: [{ type: 'threads', live: (pool as WarmPool).liveThreads() }] })
+      send({ type: 'batch', items: [{ type: 'threads', live: (pool as WarmPool).liveThreads() }] })
       return
   }
 }

@@ -21,6 +21,7 @@ import { watchThreads, type ThreadWatch } from './thread-watch.js'
 import { passLines } from './pack-output.js'
 import { whenEnded } from './process-end.js'
 import { isRequestNumber } from '../protocol/file-request-bounds.js'
+import { unsealedLine } from '../protocol/line-seal.js'
 import { bridgeFileRequest } from './tool-files.js'
 import type { FileReply } from '../protocol/worker-messages.js'
 
@@ -162,7 +163,9 @@ export function createPackProcessGroup(options: PackProcessOptions): WorkerGroup
       end.channelClosed()
       child.kill('SIGKILL')
     }
-    proc.channel = openFrames<FromPack, ToPack>(child.stdio[3] as Readable, child.stdin as Writable, onFrame, end.channelClosed, broken)
+    // Only lines the process's own code sealed are read: pack code writes on the same fd.
+    const unseal = (line: string) => unsealedLine(proc.secret, line)
+    proc.channel = openFrames<FromPack, ToPack>(child.stdio[3] as Readable, child.stdin as Writable, onFrame, end.channelClosed, broken, unseal)
     proc.startedAt = performance.now()
     // 'error' is also a failed kill or write: make sure the process is gone; its close settles.
     child.on('error', () => {
@@ -228,9 +231,6 @@ export function createPackProcessGroup(options: PackProcessOptions): WorkerGroup
   function onMessage(proc: Proc, message: FromPack): void {
     if (proc.gone) return
     if (message?.type === 'batch' && Array.isArray(message.items)) {
-      // Pack code may write on the channel too (fd 3, from any thread), but not the secret:
-      // without it, a batch could answer, free or use the file grant of any call of the process.
-      if (message.secret !== proc.secret) return
       for (const item of message.items) onItem(proc, item)
     } else if (message?.type === 'probed') {
       const problems = Array.isArray(message.problems) ? message.problems.filter((p): p is string => typeof p === 'string') : []

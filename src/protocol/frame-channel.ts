@@ -22,7 +22,8 @@ export type FrameChannel<Out> = {
 /**
  * Messages come on `input` (with the length of the line each was, for whoever holds on to
  * them), go out on `output`. `onBroken`: the other end sent a line past MAX_LINE or
- * MAX_VALUES, or one that is not JSON; nothing after it is read.
+ * MAX_VALUES, or one that is not JSON, or one `unseal` refuses; nothing after it is read.
+ * `unseal`: the message's text from its line (line-seal.ts), or undefined if the line is not the other end's own.
  */
 export function openFrames<In, Out>(
   input: Readable,
@@ -30,6 +31,7 @@ export function openFrames<In, Out>(
   onMessage: (message: In, lineLength: number) => void,
   onClosed: () => void,
   onBroken: () => void,
+  unseal?: (line: string) => string | undefined,
 ): FrameChannel<Out> {
   let open = true
   let partial = ''
@@ -49,7 +51,8 @@ export function openFrames<In, Out>(
       let message: In | undefined
       try {
         // A line ends within a chunk of its last piece: it may pass the bound by that much.
-        message = line.length > MAX_LINE || tooManyValues(line) ? undefined : (JSON.parse(line) as In)
+        const text = line.length > MAX_LINE ? undefined : unseal === undefined ? line : unseal(line)
+        message = text === undefined || tooManyValues(text) ? undefined : (JSON.parse(text) as In)
       } catch {
         message = undefined // not ours to understand: the other end may be pack code
       }

@@ -28,7 +28,7 @@ export type PackSetup = {
    * so before its pool starts the process says `threads-base` and waits for `threads-counted`.
    */
   countThreads: boolean
-  /** Known to the process's own code only (given before any pack code loads): its batches carry it. */
+  /** Known to the process's own code only (given before any pack code loads): the key that seals its every line (line-seal.ts). */
   secret: string
 }
 
@@ -69,7 +69,6 @@ export type FromPack =
   | { type: 'probed'; problems: string[] }
   /** The probe's worker died while loading. */
   | { type: 'probe-failed'; message: string }
-  /** `secret`: the setup's; a batch without it is pack code's own writing, and is not read. */
-  | { type: 'batch'; secret: string; items: FromPackItem[] }
+  | { type: 'batch'; items: FromPackItem[] }
   /** Node and its own threads are up, and no worker yet: the front reads the thread count now. */
   | { type: 'threads-base' }

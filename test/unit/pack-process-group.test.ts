@@ -111,19 +111,19 @@ describe('a message naming a call of another process is ignored', () => {
   })
 })
 
-describe("a batch without the process's secret is pack code's writing, and is not read", () => {
-  it('answers, frees, file requests and replacement lines on the channel without the secret change no call of the process, its own included, and log nothing', async () => {
+describe("a line the process's own code did not seal is pack code's writing: it is not read, and it ends the process", () => {
+  it('answers, frees, file requests and replacement lines written without the seal change no call of the process, its own included, and log nothing but its end', async () => {
     const { group: g, files, replaced } = group()
     expect(await g.probe()).toEqual([])
     const victim = g.run(task({ text: 'mine', ms: 400 }))
-    const attack = g.run(task({ do: 'unsigned', ids: [nextId - 1, nextId] }))
-    let victimFreed = false
-    void victim.freed.then(() => (victimFreed = true))
-    expect(text(await attack.answer).text).toBe('echo')
-    expect(victimFreed).toBe(false)
-    expect(text(await victim.answer).text).toBe('mine')
+    const attack = g.run(task({ do: 'unsealed', ids: [nextId - 1, nextId] }))
+    expect(await attack.answer).toMatchObject({ kind: 'died', reason: 'crash' })
+    expect(await victim.answer).toMatchObject({ kind: 'died', reason: 'crash' })
+    await victim.freed
     expect(files).toEqual([])
-    expect(replaced).toEqual([])
+    expect(replaced.map(([reason]) => reason)).toEqual(['crash'])
+    // The group serves on in a new process.
+    expect(text(await g.run(task({ text: 'next' })).answer).text).toBe('next')
   })
 })
 
