@@ -86,18 +86,23 @@ describe('under KINDGI_PACK_SANDBOX=strict, as docker compose runs it', () => {
   })
 })
 
+/** A gate call held open on the first pool while a save swaps in artifact version 2; `open` lets it finish. */
+async function reloadedDuringCall(env: Record<string, string> = {}): Promise<{ host: Host; open: string; inFlight: ReturnType<typeof invoke> }> {
+  const { host, dir, index } = await watched(env)
+  const started = join(dir, 'started')
+  const open = join(dir, 'open')
+  const inFlight = invoke(host, 'gate', { started, open })
+  await waitForFile(started)
+  save(index, (i) => {
+    i.artifactVersion = '2'
+  })
+  await host.waitFor('reloaded', (l) => l.artifactVersion === '2')
+  return { host, open, inFlight }
+}
+
 describe('a call in flight during the swap', () => {
   it('finishes on the old pool while new calls already go to the new one', async () => {
-    const { host, dir, index } = await watched()
-    const started = join(dir, 'started')
-    const open = join(dir, 'open')
-    const inFlight = invoke(host, 'gate', { started, open })
-    await waitForFile(started)
-
-    save(index, (i) => {
-      i.artifactVersion = '2'
-    })
-    await host.waitFor('reloaded', (l) => l.artifactVersion === '2')
+    const { host, open, inFlight } = await reloadedDuringCall()
     expect((await invoke(host, 'echo', { y: 1 })).headers.get('kindgi-artifact-version')).toBe('2')
 
     writeFileSync(open, 'go')
@@ -111,15 +116,7 @@ describe('a call in flight during the swap', () => {
 
 describe("the concurrency cap is the process's, whichever pool a call runs on", () => {
   it('a call still running on the old pool counts after the swap: at a cap of 1 the next call answers 503 until it ends', async () => {
-    const { host, dir, index } = await watched({ KINDGI_PACK_SERVICE_MAX_CONCURRENCY: '1' })
-    const started = join(dir, 'started')
-    const open = join(dir, 'open')
-    const inFlight = invoke(host, 'gate', { started, open })
-    await waitForFile(started)
-    save(index, (i) => {
-      i.artifactVersion = '2'
-    })
-    await host.waitFor('reloaded', (l) => l.artifactVersion === '2')
+    const { host, open, inFlight } = await reloadedDuringCall({ KINDGI_PACK_SERVICE_MAX_CONCURRENCY: '1' })
     const refused = await invoke(host, 'echo', { y: 1 })
     expect(refused.status, JSON.stringify(refused.body)).toBe(503)
     writeFileSync(open, 'go')
