@@ -48,7 +48,7 @@ export function rootIdentity(path: string): string | undefined {
 export function createCallTmp(): CallTmpResult {
   const make = (): { path: string; identity: string } => {
     const path = `${tmpdir()}/kindgi-pack-host-${process.pid}-${randomUUID().slice(0, 8)}`
-    mkdirSync(path, { mode: 0o700 })
+    mkdirSync(path, { recursive: true, mode: 0o700 })
     chmodSync(path, 0o300)
     return { path, identity: rootIdentity(path) ?? '' }
   }
