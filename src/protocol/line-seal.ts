@@ -22,8 +22,13 @@ function seal(key: string, text: string): string {
   return createHmac('sha256', key).update(text).digest('base64url')
 }
 
-/** Bytes the line takes with its newline, without counting them when it is short in any encoding. */
+/**
+ * Whether the line, with its newline, fits one write. Its bytes are counted only where its
+ * characters leave it in doubt: never for a long line (an answer of up to 16 MiB), which would
+ * be read through once more for nothing.
+ */
 function writtenWhole(line: string): boolean {
+  if (line.length + 1 > WHOLE_WRITE_BYTES) return false
   return line.length * 3 + 1 <= WHOLE_WRITE_BYTES || Buffer.byteLength(line) + 1 <= WHOLE_WRITE_BYTES
 }
 
