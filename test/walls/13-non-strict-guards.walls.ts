@@ -5,7 +5,7 @@
 import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { sleep, within } from '../helpers/host.js'
+import { type LogLine, sleep, within } from '../helpers/host.js'
 import { rawInvoke, scratchDir, STRICT, stillServes, wallsHost, withHost } from './walls-helpers.js'
 
 describe('finding 13: a non-strict service holds its promises past the guards', () => {
@@ -32,15 +32,15 @@ describe('finding 13: a non-strict service holds its promises past the guards', 
       const dir = scratchDir('nested')
       const allReplaced = () => host.lines.filter((l) => l.kind === 'worker-replaced').length
       let heartbeat: string
-      let replacedBefore: number
+      let replacedAllBefore: number
       let res: Awaited<ReturnType<typeof rawInvoke>>
       // The front's periodic count may catch the Worker before its first heartbeat and kill the
       // process mid-call (the wall, sooner): that attack never reached its answer, so it runs
       // again, once its process is replaced. Unwalled, the first attempt always answers.
       for (let attempt = 1; ; attempt++) {
         heartbeat = join(dir, `heartbeat-${attempt}.txt`)
-        replacedBefore = host.lines.filter((l) => l.kind === 'worker-replaced' && l.id === 'nested-worker@1.0.0').length
-        const replacedAll = allReplaced()
+        replacedAllBefore = allReplaced()
+        const replacedAll = replacedAllBefore
         res = await rawInvoke(host.port, 'nested-worker', { heartbeat, forge }, { tenantId: 'tenant-a', runId: 'attack' })
         if (attempt === 3 || forge !== false || ('error' in res ? res : res.body)?.kind === 'result') break
         console.log(`nested-worker: attempt ${attempt} killed mid-call: ${JSON.stringify('error' in res ? res : res.body).slice(0, 200)}`)
@@ -52,11 +52,18 @@ describe('finding 13: a non-strict service holds its promises past the guards', 
       await sleep(1500)
       const beats = existsSync(heartbeat) ? readFileSync(heartbeat, 'utf8').trim().split('\n').map(Number) : []
       if (forge === false) expect.soft(beats.length, 'the nested worker ran (the attack happened)').toBeGreaterThan(0)
-      else expect.soft(JSON.stringify('error' in res ? res : res.body), 'the attack ended its own process').toContain('exited')
       const late = beats.filter((t) => t > answeredAt + 1000)
       expect.soft(late.length, `heartbeats more than 1 s after the answer (${JSON.stringify('error' in res ? res : res.body)})`).toBe(0)
-      // The front counted a thread the pool does not have, and replaced the process that ran it.
-      const replaced = () => host.lines.filter((l) => l.kind === 'worker-replaced' && l.id === 'nested-worker@1.0.0').slice(replacedBefore)
+      // The front counted a thread the pool does not have, and replaced the process that ran it;
+      // or (forge) it read a line the process's code did not seal, and ended it: mid-call, the
+      // line names the call, and after its answer no call (the Worker's first write may come
+      // either side of the answer).
+      const ours = (l: LogLine) => l.id === 'nested-worker@1.0.0' || (forge !== false && l.id === undefined)
+      const replaced = () =>
+        host.lines
+          .filter((l) => l.kind === 'worker-replaced')
+          .slice(replacedAllBefore)
+          .filter(ours)
       await within(5000, () => replaced().length > 0)
       expect.soft(replaced().map((l) => l.reason)).toEqual([ends])
       await stillServes(host)
