@@ -21,11 +21,11 @@ describe('finding 13: a non-strict service holds its promises past the guards', 
   })
 
   const attacks = [
-    { forge: false, how: '', ends: 'cpu' },
+    { forge: false, how: '', ends: ['cpu'] },
     // What pack code writes on the channel is not sealed: its first such line ends its process
-    // at once (stop 36), and the call answers exited before anything of it can run on.
-    { forge: true, how: " that forges its process's thread count", ends: 'crash' },
-    { forge: 'rebase', how: " whose handler asks the front to read Node's own threads again (stop 35)", ends: 'crash' },
+    // at once (stop 36, crash), unless the thread count caught the Worker first (cpu).
+    { forge: true, how: " that forges its process's thread count", ends: ['crash', 'cpu'] },
+    { forge: 'rebase', how: " whose handler asks the front to read Node's own threads again (stop 35)", ends: ['crash', 'cpu'] },
   ]
   for (const { forge, how, ends } of attacks) {
     it(`nothing a cpuMs-limited tool started runs on after its answer (a nested Worker${how})`, async () => {
@@ -65,7 +65,8 @@ describe('finding 13: a non-strict service holds its promises past the guards', 
           .slice(replacedAllBefore)
           .filter(ours)
       await within(5000, () => replaced().length > 0)
-      expect.soft(replaced().map((l) => l.reason)).toEqual([ends])
+      expect.soft(replaced().length, 'the process that ran the Worker, replaced once').toBe(1)
+      expect.soft(ends, `why it was replaced: ${JSON.stringify(replaced())}`).toContain(replaced()[0]?.reason)
       await stillServes(host)
     })
   }
