@@ -16,6 +16,7 @@
 import { randomUUID } from 'node:crypto'
 import { chmodSync, lstatSync, mkdirSync } from 'node:fs'
 import { tmpdir } from 'node:os'
+import { dirname } from 'node:path'
 import { removeFolder } from './remove-folder.js'
 import { removeTree } from './remove-tree.js'
 
@@ -48,7 +49,11 @@ export function rootIdentity(path: string): string | undefined {
 export function createCallTmp(): CallTmpResult {
   const make = (): { path: string; identity: string } => {
     const path = `${tmpdir()}/kindgi-pack-host-${process.pid}-${randomUUID().slice(0, 8)}`
-    mkdirSync(path, { recursive: true, mode: 0o700 })
+    mkdirSync(dirname(path), { recursive: true })
+    // Made at its mode, never wider: a folder made listable and narrowed after could be opened in
+    // between and listed through that descriptor for good (a review, stop 37). The chmod only
+    // makes up what a umask took away.
+    mkdirSync(path, { mode: 0o300 })
     chmodSync(path, 0o300)
     return { path, identity: rootIdentity(path) ?? '' }
   }

@@ -6,7 +6,7 @@
 import type { RunnableEntry } from '../protocol/runnable-entry.js'
 import type { CallTask } from '../protocol/worker-messages.js'
 import { followCall, type CallEnd, type CallLimits } from './call-life.js'
-import type { WorkerGroup } from './group.js'
+import type { RunningCall, WorkerGroup } from './group.js'
 import type { FileGrant, ToolFiles } from './tool-files.js'
 
 export type SlotLimits = CallLimits & {
@@ -15,11 +15,14 @@ export type SlotLimits = CallLimits & {
 }
 
 export type Slot = {
-  /** Runs the call on the slot; the slot frees itself when the worker does. Never rejects. */
+  /** Runs the call on the slot; the slot frees itself when the worker does. Rejects only for a bug of ours, the slot given back. */
   run(entry: RunnableEntry, task: CallTask, limits: SlotLimits): Promise<CallEnd>
   /** Gives the slot back when no call was started on it. */
   release(): void
 }
+
+/** A call's use of its tool files, ended with the call. */
+type Grant = { end(): void }
 
 /** The service's concurrency cap, shared by every pool of the process (a reload's and the one it replaces). */
 export type Cap = { take(): boolean; give(): void }
@@ -60,6 +63,18 @@ export function createDispatcher(groupOf: (entry: RunnableEntry) => WorkerGroup,
     for (const w of waiters) w()
   }
 
+  /** The file token is valid until the call's answer or deadline, whichever comes first: its end. */
+  function grantFiles(callId: number, files: FileGrant): Grant {
+    const ended = new AbortController()
+    const revoke = toolFiles.grant(callId, files, ended.signal)
+    return {
+      end() {
+        ended.abort()
+        revoke()
+      },
+    }
+  }
+
   function admit(): Slot | undefined {
     if (!cap.take()) return undefined
     taken++
@@ -77,14 +92,19 @@ export function createDispatcher(groupOf: (entry: RunnableEntry) => WorkerGroup,
       },
       async run(entry, task, limits) {
         ran = true
-        const running = groupOf(entry).run(task)
-        if (limits.files === undefined) return followCall(running, entry, limits, releaseOnce)
-        // The file token is valid until the call's answer or deadline, whichever comes first.
-        const ended = new AbortController()
-        const revoke = toolFiles.grant(task.callId, limits.files, ended.signal)
+        let grant: Grant | undefined
+        let running: RunningCall
+        try {
+          grant = limits.files === undefined ? undefined : grantFiles(task.callId, limits.files)
+          running = groupOf(entry).run(task)
+        } catch (err) {
+          // A failure of ours (a bug) before the call had an owner: nothing runs, and the slot is not lost with it.
+          grant?.end()
+          releaseOnce()
+          throw err
+        }
         const end = await followCall(running, entry, limits, releaseOnce)
-        ended.abort()
-        revoke()
+        grant?.end()
         return end
       },
     }

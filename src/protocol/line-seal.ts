@@ -5,7 +5,9 @@
 // landed between two; a red-team pass, stop 36), fail the seal, and the front then ends the
 // process as it does for any line it cannot read.
 //   - A line short enough to be written in one piece (WHOLE_WRITE_BYTES, newline included)
-//     begins with "!" and the key itself: nothing can land inside it, and pack code never saw the key.
+//     begins with "!" and the key itself: with the socket's send buffer as the process got it,
+//     nothing can land inside it, and pack code never saw the key. (Native code that shrinks
+//     the buffer could split it, but native code in the process can read the key anyway.)
 //   - A longer one begins with an HMAC-SHA256 of the rest under the key: each seal costs a few
 //     µs (bench/PROFILE.md), which the warm path's short lines are spared.
 import { createHmac, timingSafeEqual } from 'node:crypto'

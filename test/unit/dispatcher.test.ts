@@ -43,6 +43,41 @@ describe('a slot a call ran on is freed by the call alone', () => {
   })
 })
 
+describe('a failure of our own before a call has an owner does not take its slot with it', () => {
+  it('a group whose run throws: the throw reaches the caller, and the slot is free again', async () => {
+    const group = {
+      run: () => {
+        throw new Error('a bug of ours')
+      },
+    } as unknown as WorkerGroup
+    const dispatcher = createDispatcher(() => group, createCap(1), {} as ToolFiles)
+    const slot = dispatcher.admit()
+    await expect(slot?.run(entry, task, limits)).rejects.toThrow('a bug of ours')
+    slot?.release()
+    expect(dispatcher.admit(), 'the one slot, after the throw').toBeDefined()
+  })
+
+  it('a file grant that throws: the call is never run, and the slot is free again', async () => {
+    let ran = 0
+    const group = {
+      run: () => {
+        ran++
+        return heldGroup().group.run({} as CallTask)
+      },
+    } as unknown as WorkerGroup
+    const files = {
+      grant: () => {
+        throw new Error('no grant')
+      },
+    } as unknown as ToolFiles
+    const dispatcher = createDispatcher(() => group, createCap(1), files)
+    const slot = dispatcher.admit()
+    await expect(slot?.run(entry, task, { ...limits, files: { url: 'http://127.0.0.1:1/files', token: 'file-token' } })).rejects.toThrow('no grant')
+    expect(ran).toBe(0)
+    expect(dispatcher.admit(), 'the one slot, after the throw').toBeDefined()
+  })
+})
+
 describe("the cap is the process's, shared by the pools that count against it", () => {
   it('two dispatchers on one cap of 1 admit one call between them', () => {
     const cap = createCap(1)
