@@ -35,11 +35,15 @@ export type CallTmp = {
 /** The root could not be made: why, and what gives the service one. */
 export type CallTmpResult = { kind: 'ok'; tmp: CallTmp } | { kind: 'error'; problem: string }
 
-/** What a folder is, whatever it is called: its device and inode (the spawner checks a call folder's parent by it). */
+/**
+ * What a folder is, whatever it is called: its device, inode and birth time (the spawner checks a
+ * call folder's parent by it). The birth time because ext4 and xfs give a folder made after one
+ * was removed the same inode number at once (a review, stop 37).
+ */
 export function rootIdentity(path: string): string | undefined {
   try {
     const stat = lstatSync(path, { bigint: true })
-    return stat.isDirectory() ? `${stat.dev}:${stat.ino}` : undefined
+    return stat.isDirectory() ? `${stat.dev}:${stat.ino}:${stat.birthtimeNs}` : undefined
   } catch {
     return undefined
   }

@@ -1,5 +1,6 @@
 import { spawnSync } from 'node:child_process'
-import { chownSync, existsSync, mkdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { chownSync, existsSync, mkdirSync, renameSync, rmdirSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { dirname } from 'node:path'
 import { describe, expect, it, onTestFinished } from 'vitest'
 import type { CallTmp } from '../../src/pool/call-tmp.js'
 // The built module: its removal thread is a file of its own, which Node runs built.
@@ -19,6 +20,23 @@ function asOwner(root: string, script: string): { status: number | null; stderr:
   const run = spawnSync('/bin/sh', ['-c', script], { encoding: 'utf8', ...who })
   return { status: run.status, stderr: run.stderr }
 }
+
+describe('a folder made where the root was is not taken for it', () => {
+  it("even with the same inode number (ext4 and xfs give a removed folder's number to the next one at once): the next call gets a new root", () => {
+    const tmp = made()
+    onTestFinished(() => tmp.close())
+    const root = tmp.root
+    const before = statSync(root).ino
+    // Removed while empty and made again by another process of the service's user.
+    rmdirSync(root)
+    mkdirSync(root, { mode: 0o700 })
+    onTestFinished(() => rmSync(root, { recursive: true, force: true }))
+    const reused = statSync(root).ino === before
+    const { folder } = tmp.reserve()
+    expect(dirname(folder), `a new root (inode number ${reused ? 'reused' : 'not reused'} here)`).not.toBe(root)
+    expect(tmp.root).not.toBe(root)
+  })
+})
 
 describe("strict calls' folders live in a root no process of the service's user can list", () => {
   it('its owner cannot list the root, yet makes, writes and removes a folder it knows the name of', () => {
