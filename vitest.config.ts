@@ -1,5 +1,4 @@
 import { configDefaults, defineConfig } from 'vitest/config'
-import { HostsFirst } from './test/hosts-first.js'
 
 export default defineConfig({
   test: {
@@ -12,6 +11,5 @@ export default defineConfig({
     // A third leaves threads waiting for a core, which a warm call's busy time (cpuMs) counts:
     // running.test.ts's 150 ms burn under cpuMs 300 then failed.
     maxWorkers: 2,
-    sequence: { sequencer: HostsFirst },
   },
 })
