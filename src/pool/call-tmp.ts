@@ -36,14 +36,15 @@ export type CallTmp = {
 export type CallTmpResult = { kind: 'ok'; tmp: CallTmp } | { kind: 'error'; problem: string }
 
 /**
- * What a folder is, whatever it is called: its device, inode and birth time (the spawner checks a
- * call folder's parent by it). The birth time because ext4 and xfs give a folder made after one
- * was removed the same inode number at once (a review, stop 37).
+ * What a folder is, whatever it is called, and that it is still unlistable: its device, inode,
+ * birth time and mode (the spawner checks a call folder's parent by it). The birth time because
+ * ext4 and xfs give a folder made after one was removed the same inode number at once; the mode
+ * because a root something made listable is no root to make calls' folders in (stop 37).
  */
 export function rootIdentity(path: string): string | undefined {
   try {
     const stat = lstatSync(path, { bigint: true })
-    return stat.isDirectory() ? `${stat.dev}:${stat.ino}:${stat.birthtimeNs}` : undefined
+    return stat.isDirectory() ? `${stat.dev}:${stat.ino}:${stat.birthtimeNs}:${stat.mode}` : undefined
   } catch {
     return undefined
   }

@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process'
-import { chownSync, existsSync, mkdirSync, renameSync, rmdirSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { chmodSync, chownSync, existsSync, mkdirSync, renameSync, rmdirSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { dirname } from 'node:path'
 import { describe, expect, it, onTestFinished } from 'vitest'
 import type { CallTmp } from '../../src/pool/call-tmp.js'
@@ -20,6 +20,18 @@ function asOwner(root: string, script: string): { status: number | null; stderr:
   const run = spawnSync('/bin/sh', ['-c', script], { encoding: 'utf8', ...who })
   return { status: run.status, stderr: run.stderr }
 }
+
+describe('a root made listable is not used again', () => {
+  it('its mode set back to 0700 by anything: the next call gets a new root, unlistable', () => {
+    const tmp = made()
+    onTestFinished(() => tmp.close())
+    const root = tmp.root
+    chmodSync(root, 0o700)
+    const { folder } = tmp.reserve()
+    expect(dirname(folder)).not.toBe(root)
+    expect(statSync(dirname(folder)).mode & 0o777).toBe(0o300)
+  })
+})
 
 describe('a folder made where the root was is not taken for it', () => {
   it("even with the same inode number (ext4 and xfs give a removed folder's number to the next one at once): the next call gets a new root", () => {

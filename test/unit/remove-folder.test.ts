@@ -1,9 +1,9 @@
 // A strict call's folder goes whatever its call left in it (src/pool/remove-folder.ts): a
 // sub-folder its call made read-only once threw in the spawner and ended it (stop 29). The
-// walk that gives folders back their permissions never follows a link out of the folder, and
-// runs off the event loop.
-import { spawnSync } from 'node:child_process'
-import { chmodSync, existsSync, lstatSync, mkdirSync, mkdtempSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
+// walk that gives folders back their permissions never follows a link out of the folder, not
+// even one swapped in on its path as it walks (stop 37), and runs off the event loop.
+import { spawn, spawnSync } from 'node:child_process'
+import { chmodSync, existsSync, lstatSync, mkdirSync, mkdtempSync, renameSync, rmSync, symlinkSync, watch, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -153,5 +153,40 @@ describe('a tree deeper than a path may be long', () => {
     expect(run.stderr).toBe('')
     expect(JSON.parse(run.stdout)).toEqual({ kind: 'ok' })
     expect(existsSync(folder)).toBe(false)
+  })
+})
+
+describe('a folder on the walk’s path swapped for a link while it walks (a red-team pass, stop 37)', () => {
+  it('touches nothing outside the tree, for a service without CAP_DAC_OVERRIDE: a folder named like one inside keeps its mode', async () => {
+    // The attack: another process of the service's user (a warm tool's child) swaps "<call>/a"
+    // for a link to the folder that holds the strict calls' root, once the walk is deleting in
+    // "a"; the walk's chmod of "<call>/a/<root's name>" then reached the root itself.
+    const base = scratch()
+    const victim = join(base, 'root')
+    mkdirSync(victim, { mode: 0o300 })
+    chmodSync(victim, 0o300)
+    const folder = join(base, 'call')
+    const a = join(folder, 'a')
+    mkdirSync(join(a, 'root'), { recursive: true })
+    for (let i = 0; i < 4000; i++) writeFileSync(join(a, `d-${i}`), '')
+    // Unlistable to its owner, so that Node's own removal gives up at once and the walk runs.
+    chmodSync(folder, 0o300)
+    let swapped = false
+    const watcher = watch(a, () => {
+      if (swapped) return
+      swapped = true
+      renameSync(a, join(folder, 'a-real'))
+      symlinkSync(base, a)
+    })
+    onTestFinished(() => watcher.close())
+    const removal = `import(${JSON.stringify(REMOVE_TREE)}).then((m) => process.stdout.write(JSON.stringify(m.removeTree(process.argv[1]))))`
+    const asRoot = process.getuid?.() === 0
+    const command = asRoot ? ['setpriv', '--bounding-set=-all', '--inh-caps=-all', '--', process.execPath] : [process.execPath]
+    const run = spawn(command[0] as string, [...command.slice(1), '-e', removal, folder], { stdio: 'ignore' })
+    await new Promise((resolve) => run.once('exit', resolve))
+    expect(swapped, 'the walk deleted in "a", and "a" was swapped').toBe(true)
+    // Before, the walk made it 0700 and then removed it whole, through the link.
+    expect(existsSync(victim), 'the outside folder is still there').toBe(true)
+    expect(lstatSync(victim).mode & 0o777, "the outside folder's mode").toBe(0o300)
   })
 })
