@@ -32,26 +32,22 @@ const BY_DESCRIPTORS = process.platform === 'linux' && existsSync('/proc/self/fd
 export type Removal = { kind: 'ok' } | { kind: 'error'; message: string }
 
 export function removeTree(folder: string): Removal {
-  if (BY_DESCRIPTORS) {
-    try {
-      removeByDescriptors(folder)
-    } catch (err) {
-      return { kind: 'error', message: (err as Error).message }
-    }
-    return existsSync(folder) ? { kind: 'error', message: 'something made new entries in it as it was removed' } : { kind: 'ok' }
+  try {
+    if (BY_DESCRIPTORS) removeByDescriptors(folder)
+    else removeByPaths(folder)
+  } catch (err) {
+    return { kind: 'error', message: (err as Error).message }
   }
+  return existsSync(folder) ? { kind: 'error', message: 'something made new entries in it as it was removed' } : { kind: 'ok' }
+}
+
+function removeByPaths(folder: string): void {
   try {
     rmSync(folder, { recursive: true, force: true })
   } catch {
     // walked below
   }
-  if (!existsSync(folder)) return { kind: 'ok' }
-  try {
-    removeEach(folder)
-  } catch (err) {
-    return { kind: 'error', message: (err as Error).message }
-  }
-  return existsSync(folder) ? { kind: 'error', message: 'something made new entries in it as it was removed' } : { kind: 'ok' }
+  if (existsSync(folder)) removeEach(folder)
 }
 
 /** What a descriptor names, as a path that leads to it and nowhere else. */
