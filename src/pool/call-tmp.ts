@@ -60,6 +60,10 @@ export function createCallTmp(): CallTmpResult {
     // makes up what a umask took away.
     mkdirSync(path, { mode: 0o300 })
     chmodSync(path, 0o300)
+    // Never empty: a folder of a name no one can guess (the root cannot be listed), so that no
+    // process of the service's user can remove the root (rmdir wants it empty) and make its own
+    // in its place, which ext4 gives the same inode number at once (stop 37).
+    mkdirSync(`${path}/.held-${randomUUID()}`, { mode: 0o700 })
     return { path, identity: rootIdentity(path) ?? '' }
   }
   let current: { path: string; identity: string }

@@ -5,6 +5,7 @@ import { describe, expect, it, onTestFinished } from 'vitest'
 import type { CallTmp } from '../../src/pool/call-tmp.js'
 // The built module: its removal thread is a file of its own, which Node runs built.
 import { createCallTmp, rootIdentity } from '../../dist/src/pool/call-tmp.js'
+import { removeTree } from '../../dist/src/pool/remove-tree.js'
 
 function made(): CallTmp {
   const result = createCallTmp()
@@ -33,20 +34,19 @@ describe('a root made listable is not used again', () => {
   })
 })
 
-describe('a folder made where the root was is not taken for it', () => {
-  it("even with the same inode number (ext4 and xfs give a removed folder's number to the next one at once): the next call gets a new root", () => {
+describe('a root no one can remove to make another in its place', () => {
+  it("is never empty (ext4 and xfs give a removed folder's inode number to the next one at once): removing it fails", () => {
     const tmp = made()
     onTestFinished(() => tmp.close())
-    const root = tmp.root
-    const before = statSync(root).ino
-    // Removed while empty and made again by another process of the service's user.
-    rmdirSync(root)
-    mkdirSync(root, { mode: 0o700 })
-    onTestFinished(() => rmSync(root, { recursive: true, force: true }))
-    const reused = statSync(root).ino === before
+    expect(() => rmdirSync(tmp.root)).toThrow(/ENOTEMPTY/)
+    // And after a replacement too: the new root is held the same way.
+    const away = `${tmp.root}-away`
+    renameSync(tmp.root, away)
+    onTestFinished(() => {
+      removeTree(away)
+    })
     const { folder } = tmp.reserve()
-    expect(dirname(folder), `a new root (inode number ${reused ? 'reused' : 'not reused'} here)`).not.toBe(root)
-    expect(tmp.root).not.toBe(root)
+    expect(() => rmdirSync(dirname(folder))).toThrow(/ENOTEMPTY/)
   })
 })
 
