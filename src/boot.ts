@@ -7,6 +7,7 @@ import { packFileList, readSources } from './pack-files.js'
 import { loadPackIndex } from './pack-index.js'
 import { type Cap, createCap } from './pool/dispatcher.js'
 import { startPool } from './pool/pool.js'
+import { tokenFileProblem } from './pool/strict-flags.js'
 import { missingEnv, workerEnv } from './pool/worker-env.js'
 import { createServing, type Serving } from './serving.js'
 import { compileValidators } from './validator-code.js'
@@ -24,6 +25,9 @@ export async function bootPack(
 ): Promise<BootResult> {
   const loaded = loadPackIndex(config.indexPath, config.moduleRoot, config.sandbox, config.bundleMap)
   if (loaded.kind === 'error') return loaded
+  const postures = { strict: loaded.pack.entries.some((e) => e.posture === 'strict'), warm: loaded.pack.entries.some((e) => e.posture !== 'strict') }
+  const exposed = tokenFileProblem(config, config.tokenFile, postures)
+  if (exposed !== undefined) return { kind: 'error', problems: [exposed] }
   // Schemas compile here, once; workers get their validators as code (validator-code.ts).
   const compiled = compileValidators(loaded.pack.entries)
   const pack = { ...loaded.pack, entries: compiled.entries }

@@ -36,7 +36,8 @@ async function serveCommand(argv: string[]): Promise<void> {
     process.exit(1)
   }
   const config = loaded.config
-  const exposed = config.sandbox === 'strict' ? tokenFileProblem(config, process.env.KINDGI_PACK_SERVICE_TOKEN_FILE) : undefined
+  // Under strict every tool is: refused before the pack loads. Otherwise the pack says (boot.ts).
+  const exposed = config.sandbox === 'strict' ? tokenFileProblem(config, config.tokenFile, { strict: true, warm: false }) : undefined
   if (exposed !== undefined) {
     log.error('config-invalid', { problems: [exposed] })
     process.exit(1)

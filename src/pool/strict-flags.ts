@@ -39,13 +39,32 @@ export function readableRoots(config: Pick<Config, 'moduleRoot' | 'indexPath'>):
   return [...new Set([PACKAGE_ROOT, real(PACKAGE_ROOT), config.moduleRoot, real(config.moduleRoot), config.indexPath, real(config.indexPath)])]
 }
 
-/** A token file pack code could read defeats the point: refuse it under strict. */
-export function tokenFileProblem(config: Pick<Config, 'moduleRoot' | 'indexPath'>, tokenFile: string | undefined): string | undefined {
+/** Which postures a pack's tools run in: strict calls read the roots, warm code all but the token's folder. */
+export type PackPostures = { strict: boolean; warm: boolean }
+
+/**
+ * A token file pack code could read defeats the point, and one whose folder holds what warm
+ * code must read (warmWalls hides that folder from it) leaves the pack unable to load: both
+ * are refused, naming the file. Strict tools in a service of another posture read the roots
+ * too (a docs review, stop 38: such a tool read a token file in its pack's folder).
+ */
+export function tokenFileProblem(config: Pick<Config, 'moduleRoot' | 'indexPath'>, tokenFile: string | undefined, postures: PackPostures): string | undefined {
   if (tokenFile === undefined || tokenFile === '') return undefined
   const file = real(resolve(tokenFile))
-  const exposed = readableRoots(config).find((root) => inside(file, root))
-  if (exposed === undefined) return undefined
-  return `KINDGI_PACK_SERVICE_TOKEN_FILE ${tokenFile} lies inside ${exposed}, which pack code may read under the strict posture: mount the secret elsewhere`
+  const roots = readableRoots(config)
+  const exposed = postures.strict ? roots.find((root) => inside(file, root)) : undefined
+  if (exposed !== undefined) {
+    return `KINDGI_PACK_SERVICE_TOKEN_FILE ${tokenFile} lies inside ${exposed}, which a strict tool's code may read: mount the secret elsewhere`
+  }
+  const hidden = postures.warm ? tokenFolders(tokenFile) : []
+  const held = roots.find((root) => hidden.some((folder) => inside(root, folder)))
+  if (held === undefined) return undefined
+  return `KINDGI_PACK_SERVICE_TOKEN_FILE ${tokenFile} lies in a folder that holds ${held}: warm pack code may read nothing in the token file's folder, so it could not load the pack; mount the secret elsewhere`
+}
+
+/** The token file's folder, as given and with links resolved: warm pack code reads neither. */
+function tokenFolders(tokenFile: string): string[] {
+  return [dirname(resolve(tokenFile)), dirname(real(resolve(tokenFile)))]
 }
 
 export type StrictLimits = {
@@ -189,7 +208,7 @@ export type WarmWalls = { hidden: string[]; keepModes: boolean }
  * permission model cannot hide the root without hiding new files in its folder, /tmp).
  */
 export function warmWalls(tokenFile: string | undefined, strictTools: boolean): WarmWalls {
-  const token = tokenFile === undefined || tokenFile === '' ? [] : [dirname(resolve(tokenFile)), dirname(real(resolve(tokenFile)))]
+  const token = tokenFile === undefined || tokenFile === '' ? [] : tokenFolders(tokenFile)
   return { hidden: ['/proc', ...token], keepModes: strictTools }
 }
 

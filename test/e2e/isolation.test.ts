@@ -2,8 +2,8 @@
 // reaches the token by no means, writes only in ctx.tmpDir, spawns nothing and keeps no
 // state; memMB, cpuMs and network none hold; every escape leaves the service serving.
 import { createHash } from 'node:crypto'
-import { cpSync, existsSync, writeFileSync } from 'node:fs'
-import { join } from 'node:path'
+import { cpSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { dirname, join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { FIXTURES, invoke, sleep, within, spawnHost, TOKEN, sharedHost, type Host } from '../helpers/host.js'
 import { tempDirs } from '../helpers/temp-dir.js'
@@ -136,7 +136,56 @@ describe('under KINDGI_PACK_SANDBOX=strict a token file is out of reach too', ()
     expect(await host.exited).toBe(1)
     expect(JSON.stringify(host.lines.find((l) => l.kind === 'config-invalid'))).toContain('mount the secret elsewhere')
   })
+  it('in a service of another posture, a token file inside the pack folder is refused at start when a tool of the pack is strict, which may read there', async () => {
+    // A docs review (stop 38) found the check made only under KINDGI_PACK_SANDBOX=strict: a
+    // tool declaring sandbox strict in a `none` service read the token file in its pack folder.
+    // In a folder of its own: warm pack code may not read the token file's folder.
+    const { indexPath, token } = hostileCopyWithToken('secrets/token', 'read-file')
+    const host = await spawnHost({
+      index: indexPath,
+      waitListening: false,
+      env: { KINDGI_PACK_SERVICE_TOKEN: undefined, KINDGI_PACK_SERVICE_TOKEN_FILE: token },
+    })
+    const listening = await host.waitFor('listening').catch(() => undefined)
+    try {
+      if (listening !== undefined) {
+        host.port = listening.port as number
+        host.url = `http://127.0.0.1:${host.port}`
+        expect((await invoke(host, 'read-file', { path: token })).body.output, 'what the strict tool read').toEqual({})
+      }
+      expect(await host.exited).toBe(1)
+      expect(JSON.stringify(host.lines.find((l) => l.kind === 'boot-failed'))).toContain(`${token} lies inside`)
+    } finally {
+      await host.stop()
+    }
+  })
+  it('a token file in the pack folder itself, which warm pack code then may not read, is refused at start naming the token file', async () => {
+    // Before, every warm module failed to load with the permission model's own words.
+    const { indexPath, token } = hostileCopyWithToken('token')
+    const host = await spawnHost({
+      index: indexPath,
+      waitListening: false,
+      env: { KINDGI_PACK_SERVICE_TOKEN: undefined, KINDGI_PACK_SERVICE_TOKEN_FILE: token },
+    })
+    expect(await host.exited).toBe(1)
+    const failed = host.lines.find((l) => l.kind === 'boot-failed')
+    expect(failed?.problems).toEqual([expect.stringContaining(`KINDGI_PACK_SERVICE_TOKEN_FILE ${token} lies in a folder that holds`)])
+  })
 })
+
+/** A copy of the hostile pack with the token in a file at `tokenPath` within it, and `strictTool` (if any) declared strict. */
+function hostileCopyWithToken(tokenPath: string, strictTool?: string): { indexPath: string; token: string } {
+  const pack = tempDir('kph-pack-')
+  cpSync(`${FIXTURES}/hostile-pack`, pack, { recursive: true })
+  const indexPath = join(pack, 'index.json')
+  const index = JSON.parse(readFileSync(indexPath, 'utf8')) as { tools: Array<{ id: string; sandbox?: string }> }
+  for (const tool of index.tools) if (tool.id === strictTool) tool.sandbox = 'strict'
+  writeFileSync(indexPath, JSON.stringify(index))
+  const token = join(pack, tokenPath)
+  mkdirSync(dirname(token), { recursive: true })
+  writeFileSync(token, TOKEN)
+  return { indexPath, token }
+}
 
 describe('process.binding', () => {
   it('is refused in every posture, so a misused internal binding cannot abort the whole service', async () => {

@@ -80,15 +80,16 @@ export function spawnHost(options: SpawnOptions = {}): Promise<Host> {
       for (const w of waiters.splice(0)) w()
     }
   })
+  // Known before the waiters look: a waiter for a line that never came then fails at once.
+  let exitCode: number | null | undefined
   const exited = new Promise<number | null>((resolve) => {
     proc.once('exit', (code) => {
       live.delete(proc)
+      exitCode = code
       for (const w of waiters.splice(0)) w()
       resolve(code)
     })
   })
-  let exitCode: number | null | undefined
-  void exited.then((c) => (exitCode = c))
 
   const waitFor: Host['waitFor'] = (kind, match = () => true, timeoutMs = 15_000) =>
     new Promise((resolve, reject) => {
