@@ -161,7 +161,7 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv, runtime: Runt
   const rawCap = env.KINDGI_PACK_SERVICE_MAX_CONCURRENCY
   if (rawCap !== undefined && rawCap !== '') {
     const n = integerIn(rawCap, 1, 100000)
-    if (n === undefined) problems.push(`KINDGI_PACK_SERVICE_MAX_CONCURRENCY must be an integer >= 1, not "${rawCap}"`)
+    if (n === undefined) problems.push(`KINDGI_PACK_SERVICE_MAX_CONCURRENCY must be an integer from 1 to 100000, not "${rawCap}"`)
     else maxConcurrency = n
   }
 

@@ -4,7 +4,7 @@ import type { Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { isatty } from 'node:tty'
 import { bootPack } from './boot.js'
-import { HELP, SUBCOMMANDS } from './cli/commands.js'
+import { HELP, SERVE_USAGE, SUBCOMMANDS } from './cli/commands.js'
 import { loadConfig, type Config } from './config.js'
 import { createApp } from './http/app.js'
 import type { FrontState } from './http/front-state.js'
@@ -24,6 +24,8 @@ import { landlock } from './pool/landlock.js'
 export const DRAIN_MS = 8_000
 
 async function serveCommand(argv: string[]): Promise<void> {
+  // The serve command's options are the top-level usage's.
+  if (argv.includes('--help') || argv.includes('-h')) return exitAfterOutput(0, `${HELP}\n`)
   if (chooseLogFormat(process.env.KINDGI_PACK_LOG_FORMAT, isatty(2)) === 'pretty') {
     // NO_COLOR (no-color.org): any value but the empty one turns colours off.
     const colorize = isatty(2) && (process.env.NO_COLOR ?? '') === ''
@@ -156,9 +158,7 @@ async function main(argv: string[]): Promise<void> {
   if (first === 'serve') return serveCommand(rest)
   const subcommand = SUBCOMMANDS[first]
   if (subcommand !== undefined) return exitAfterOutput(await (await subcommand.load()).run(rest))
-  process.stderr.write(
-    `kindgi-pack-host: unknown command "${first}". Usage: kindgi-pack-host [serve] --index FILE [--module-root DIR] [--host ADDR]; commands: ${Object.keys(SUBCOMMANDS).join(', ')} (see --help)\n`,
-  )
+  process.stderr.write(`kindgi-pack-host: unknown command "${first}". Usage: ${SERVE_USAGE}; commands: ${Object.keys(SUBCOMMANDS).join(', ')} (see --help)\n`)
   process.exit(2)
 }
 

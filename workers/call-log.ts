@@ -1,6 +1,7 @@
-// ctx.log: a small JSON-lines logger bound to one call, written straight to the service's
-// stderr (fd 2, shared by every thread). Every record carries the call's ids (its traceId and
-// spanId included) and the fields the service's own lines carry (docs/spec/CONTRACT.md §1): kind and event
+// ctx.log: a small JSON-lines logger bound to one call, written to its process's stderr (fd 2,
+// shared by every thread), a pipe the host passes on to the service's log as whole lines
+// (src/pool/pack-output.ts). Every record carries the call's ids (its traceId and spanId
+// included) and the fields the service's own lines carry but pid (docs/spec/CONTRACT.md §1): kind and event
 // "log", subsystem, level as a word, severity, time and message. Pack fields never replace them.
 import { writeSync } from 'node:fs'
 import type { CallIds } from '../src/protocol/worker-messages.js'

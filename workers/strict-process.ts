@@ -1,4 +1,4 @@
-// A strict call's own process (issue 16): started ahead as a spare by the front, under the
+// A strict call's own process (issue 16): started ahead as a spare by the spawner for the front, under the
 // permission model, with no token, no socket of the front's and nothing of another call. It
 // is told what its group needs first and puts the guards in, but imports a pack module only
 // when its one call arrives with its entry, so a spare runs no pack code. It answers over its

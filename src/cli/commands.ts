@@ -9,7 +9,10 @@ export const SUBCOMMANDS: Record<string, { summary: string; load(): Promise<Subc
   register: { summary: "register the pack's tools with a Kindgi runtime (POST /v1/tools), safe to rerun", load: () => import('./register.js') },
 }
 
-export const HELP = `Usage: kindgi-pack-host [serve] --index FILE [--module-root DIR] [--host ADDR]
+/** The serve command's flags, as every usage line shows them. */
+export const SERVE_USAGE = 'kindgi-pack-host [serve] --index FILE [--module-root DIR] [--host ADDR] [--bundle-map FILE] [--watch]'
+
+export const HELP = `Usage: ${SERVE_USAGE}
        kindgi-pack-host <command> [options]
 
 Serves a Kindgi pack over pack protocol v2 (the default command), or works on a pack:

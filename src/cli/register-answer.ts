@@ -1,6 +1,6 @@
 // What each documented answer of POST /v1/tools means for `register`
 // (register-tool-manifest.md): done, already there, send again with the same key after
-// Retry-After, or a failure that stops new requests (or, for 401 and 404, everything).
+// Retry-After, or a failure that stops new requests (or, for 401, 403 and 404, everything).
 
 export type RuntimeError = { code?: string; message: string; details?: unknown; requestId?: string }
 

@@ -1,6 +1,6 @@
 // Sends manifests to POST /v1/tools: up to four at a time, each retried with its own
 // Idempotency-Key while the runtime says nothing ran (bounded), and no new request once one
-// has failed. Only a 401 or 404 also stops the retries already waiting.
+// has failed. Only a 401, 403 or 404 also stops the retries already waiting.
 import pLimit from 'p-limit'
 import { runtimeError, verdict, type RuntimeError } from './register-answer.js'
 import type { ToolManifest } from './tool-manifest.js'

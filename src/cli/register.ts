@@ -36,7 +36,7 @@ version and artifactVersion, so a rerun sends the same keys. A tool already regi
 (409 tool-already-registered) is reported as such, not as an error. 409
 idempotency-key-in-flight, 429 and 503 are sent again with the same key after Retry-After
 (at most ${MAX_ATTEMPTS} attempts, each wait at most ${MAX_RETRY_WAIT_MS / 1000} s). Any other answer, or none
-within ${REQUEST_TIMEOUT_MS / 1000} s, stops new requests; a 401 or 404 stops the retries too.
+within ${REQUEST_TIMEOUT_MS / 1000} s, stops new requests; a 401, 403 or 404 stops the retries too.
 
 Exit status: 0 every tool registered or already there, 1 a problem or a failed tool,
 2 bad arguments or no token.`

@@ -152,6 +152,17 @@ describe('the command line', () => {
       expect(help.stdout).toMatch(new RegExp(`^Usage: kindgi-pack-host ${name} `))
     }
   })
+  it('serve --help prints the usage with every serve flag, as --help does, and serves nothing', async () => {
+    // A docs review (stop 38): it was a config-invalid line ("Unknown option --help"), exit 1.
+    for (const argv of [
+      ['serve', '--help'],
+      ['--index', CLI_PACK, '--help'],
+    ]) {
+      const help = await runCli(argv)
+      expect(help.code).toBe(0)
+      expect(help.stdout).toContain('Usage: kindgi-pack-host [serve] --index FILE [--module-root DIR] [--host ADDR] [--bundle-map FILE] [--watch]')
+    }
+  })
   it('bad arguments exit 2 naming each, and an unknown command exits 2', async () => {
     const check = await runCli(['check', '--colour', 'blue'])
     expect(check.code).toBe(2)

@@ -66,9 +66,15 @@ describe('environment values and their rules', () => {
       })
     }
   })
-  it('the cap must be an integer >= 1', () => {
+  it('the cap must be an integer from 1 to 100000, and the refusal says so', () => {
     expect(loadConfig([], { ...TOKEN, KINDGI_PACK_SERVICE_MAX_CONCURRENCY: '3' })).toMatchObject({ config: { maxConcurrency: 3 } })
-    for (const cap of ['0', 'many', '2.5']) expect(loadConfig([], { ...TOKEN, KINDGI_PACK_SERVICE_MAX_CONCURRENCY: cap }).kind).toBe('error')
+    expect(loadConfig([], { ...TOKEN, KINDGI_PACK_SERVICE_MAX_CONCURRENCY: '100000' })).toMatchObject({ config: { maxConcurrency: 100000 } })
+    for (const cap of ['0', 'many', '2.5', '200000']) {
+      expect(loadConfig([], { ...TOKEN, KINDGI_PACK_SERVICE_MAX_CONCURRENCY: cap })).toMatchObject({
+        kind: 'error',
+        problems: [`KINDGI_PACK_SERVICE_MAX_CONCURRENCY must be an integer from 1 to 100000, not "${cap}"`],
+      })
+    }
   })
   it('collects every problem instead of stopping at the first', () => {
     const result = loadConfig([], { PORT: 'x', KINDGI_PACK_ENV_CHECK: 'x', KINDGI_PACK_ENV_FILTER: 'x', KINDGI_PACK_SANDBOX: 'x' })
