@@ -7,7 +7,7 @@ import { packFileList, readSources } from './pack-files.js'
 import { loadPackIndex } from './pack-index.js'
 import { type Cap, createCap } from './pool/dispatcher.js'
 import { startPool } from './pool/pool.js'
-import { tokenFileProblem } from './pool/strict-flags.js'
+import { readableRoots, tokenFileProblem } from './pool/strict-flags.js'
 import { missingEnv, workerEnv } from './pool/worker-env.js'
 import { createServing, type Serving } from './serving.js'
 import { compileValidators } from './validator-code.js'
@@ -43,7 +43,7 @@ export async function bootPack(
         config.bundleMap,
       )
     : []
-  const sources = strict ? readSources(files) : undefined
+  const sources = strict ? readSources(files, readableRoots(config)) : undefined
   const started = await startPool({
     entries: pack.entries,
     env: filtered.env,

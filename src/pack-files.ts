@@ -2,8 +2,8 @@
 // under the module root counts, not only the ones the pack is known to load: pack code loads
 // in other processes (a warm group's, or one per strict call, even lazily inside a handler), so
 // the front cannot see what they import; a save of a file nothing imports costs one reload.
-import { type Dirent, readdirSync, readFileSync, statSync } from 'node:fs'
-import { extname, join, relative } from 'node:path'
+import { closeSync, constants, type Dirent, fstatSync, openSync, readdirSync, readlinkSync, readSync, realpathSync, statSync } from 'node:fs'
+import { extname, join, relative, sep } from 'node:path'
 
 /** What a module can be, or import (JSON modules and the package.json "type" included). */
 const SOURCE_EXTENSIONS = new Set(['.js', '.mjs', '.cjs', '.ts', '.mts', '.cts', '.json'])
@@ -107,21 +107,60 @@ export function changedFiles(before: FileStamps, after: FileStamps, root: string
 
 /**
  * The text of each file, by absolute path, as a boot reads the pack (with --watch, for strict
- * processes to load instead of the disk: workers/pinned-sources.ts). A file that cannot be
- * read, or past MAX_SOURCE_BYTES in all, is left out: it loads from disk as ever.
+ * processes to load instead of the disk: workers/pinned-sources.ts). Only a regular file that
+ * lies within `roots` (what a strict process may read itself: strict-flags.ts readableRoots)
+ * once its links are resolved: the front reads as the service's user, outside every wall, and a
+ * pack's link to /proc/self/environ gave strict calls the front's environment, token included,
+ * and a link to a FIFO stalled the front (a red-team pass, stop 38). A file left out, or past
+ * MAX_SOURCE_BYTES in all, loads from disk as ever, behind the strict process's own walls.
  */
-export function readSources(files: readonly string[]): Record<string, string> {
+export function readSources(files: readonly string[], roots: readonly string[]): Record<string, string> {
   const sources: Record<string, string> = {}
-  let bytes = 0
+  let room = MAX_SOURCE_BYTES
   for (const file of files) {
-    try {
-      const text = readFileSync(file, 'utf8')
-      bytes += text.length
-      if (bytes > MAX_SOURCE_BYTES) break
-      sources[file] = text
-    } catch {
-      // gone or unreadable: the loader will say so, if anything imports it
-    }
+    const text = readWithin(file, roots, room)
+    if (text === undefined) continue
+    room -= Buffer.byteLength(text)
+    sources[file] = text
   }
   return sources
+}
+
+/** `file`'s text, when it is a regular file within `roots` of at most `room` bytes. */
+function readWithin(file: string, roots: readonly string[], room: number): string | undefined {
+  const within = (path: string | undefined) =>
+    path !== undefined && roots.some((root) => path === root || path.startsWith(root.endsWith(sep) ? root : `${root}${sep}`))
+  let fd: number
+  try {
+    // Checked before it is opened (opening a device may do something), and after, by what was opened.
+    if (!within(realpathSync.native(file))) return undefined
+    fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOCTTY)
+  } catch {
+    return undefined // gone or unreadable: the loader will say so, if anything imports it
+  }
+  try {
+    const opened = fstatSync(fd)
+    if (!opened.isFile() || opened.size > room || !within(openedPath(fd) ?? realpathSync.native(file))) return undefined
+    const text = Buffer.allocUnsafe(opened.size)
+    let read = 0
+    while (read < opened.size) {
+      const n = readSync(fd, text, read, opened.size - read, read)
+      if (n === 0) break
+      read += n
+    }
+    return text.toString('utf8', 0, read)
+  } catch {
+    return undefined
+  } finally {
+    closeSync(fd)
+  }
+}
+
+/** The path of what `fd` is open on, from the kernel (Linux); undefined where it cannot say. */
+function openedPath(fd: number): string | undefined {
+  try {
+    return readlinkSync(`/proc/self/fd/${fd}`)
+  } catch {
+    return undefined
+  }
 }

@@ -1,0 +1,82 @@
+// Stop 38: a red-team pass (the fifth). What each crossed before its wall:
+//
+// 1. pinned-leak: with --watch, a boot reads the pack's source files for strict calls to load
+//    as the boot saw them (pinned sources). The front read them as the service's user, outside
+//    every wall, links followed: a pack's `tools/env.cjs` linked to /proc/self/environ was read
+//    as the front's environment, and a strict tool that imported it (a resolve hook pointing
+//    straight at the link) got that text, the service token included, in the error its import
+//    threw. A link to a FIFO stalled the front's boot. The front now pins only regular files
+//    that a strict process could read itself.
+// 2. metrics-hog: a tool with network access held thousands of connections to the metrics
+//    port, which had no bound: the front ran out of descriptors and every port went deaf.
+import { execFileSync } from 'node:child_process'
+import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { TOKEN } from '../helpers/host.js'
+import { NO_CAPABILITIES, rawInvoke, scratchDir, STRICT, stillServes, withHost } from './walls-helpers.js'
+
+/** Imports `input.file` (relative to its own file) through a resolve hook that skips the resolver, and returns what the import gave or threw. */
+const PINNED_LEAK = `
+export default async (input) => {
+  const { registerHooks } = process.getBuiltinModule('node:module')
+  const target = new URL(input.file, import.meta.url).href
+  registerHooks({ resolve: (specifier, context, next) => (specifier === 'leak:' ? { url: target, shortCircuit: true } : next(specifier, context)) })
+  try {
+    return { imported: JSON.stringify(await import('leak:')).slice(0, 20000) }
+  } catch (err) {
+    return { threw: String(err?.stack ?? err).slice(0, 20000) }
+  }
+}
+`
+const ECHO = 'export default (input, ctx) => ({ input, tenantId: ctx.tenantId })\n'
+
+/** A pack of `echo` and `pinned-leak` in a scratch folder, with `links` (name in tools/ → target) and FIFOs named in `fifos` (in its root). */
+function leakPack(links: Record<string, string>, fifos: string[] = []): string {
+  const root = scratchDir('pinned')
+  mkdirSync(join(root, 'tools'))
+  writeFileSync(join(root, 'tools', 'echo.js'), ECHO)
+  writeFileSync(join(root, 'tools', 'pinned-leak.js'), PINNED_LEAK)
+  for (const [name, target] of Object.entries(links)) symlinkSync(target, join(root, 'tools', name))
+  for (const name of fifos) execFileSync('mkfifo', [join(root, name)])
+  const tool = (id: string) => ({ id, version: '1.0.0', input: { type: 'object' }, output: { type: 'object' }, modulePath: `tools/${id}.js` })
+  const index = {
+    v: 1,
+    packId: 'pinned',
+    packVersion: '1.0.0',
+    artifactVersion: '1',
+    publishedAt: '2026-12-03T00:00:00.000Z',
+    agents: [],
+    flows: [],
+    guardrails: [],
+    tools: [tool('echo'), tool('pinned-leak')],
+  }
+  writeFileSync(join(root, 'index.json'), JSON.stringify(index))
+  // The service's user (nobody, under NO_CAPABILITIES) reads it as a deployed pack.
+  execFileSync('chmod', ['-R', 'a+rX', root])
+  return join(root, 'index.json')
+}
+
+const watched = (index: string) => ({ args: ['--index', index, '--host', '127.0.0.1', '--watch'], env: STRICT, command: NO_CAPABILITIES })
+
+describe('stop 38: with --watch, what the front pins for strict calls is only what they could read themselves', () => {
+  it('pinned-leak: a strict tool importing a link of its pack to /proc/self/environ gets no text of the front, the token least of all', async () => {
+    await withHost(watched(leakPack({ 'env.cjs': '/proc/self/environ', 'env.js': '/proc/self/environ' })), async (host) => {
+      for (const file of ['./env.cjs', './env.js']) {
+        const answer = await rawInvoke(host.port, 'pinned-leak', { file }, { tenantId: 'tenant-a', runId: 'attack' })
+        expect('error' in answer ? answer.error : answer.status, `the call importing ${file} was answered`).toBe(200)
+        const text = JSON.stringify(answer)
+        // Its own environ (what it reads when nothing is pinned) is the filtered one a strict process gets; the front's holds the token.
+        expect.soft(text.includes(TOKEN), `the service token in the answer importing ${file}: ${text.slice(0, 300)}`).toBe(false)
+      }
+      await stillServes(host)
+    })
+  })
+
+  it('a source file of the pack linked to a FIFO does not stall the front: it starts, and serves', async () => {
+    // Before, the boot read it and waited for a writer: no listening line, ever.
+    await withHost(watched(leakPack({ 'pipe.js': '../fifo' }, ['fifo'])), async (host) => {
+      await stillServes(host)
+    })
+  })
+})
