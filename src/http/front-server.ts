@@ -7,6 +7,7 @@ import { getRequestListener, RequestError } from '@hono/node-server'
 import { createServer, STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import type { Socket } from 'node:net'
 import type { FrontLimits } from '../config.js'
+import { boundConnections } from './connection-bound.js'
 import { isProven } from './proven-connections.js'
 
 type Fetch = Parameters<typeof getRequestListener>[0]
@@ -35,15 +36,6 @@ export function clientErrorAnswer(code: string | undefined): { status: 400 | 408
 function closeWith(socket: Socket, text: string): void {
   socket.end(text)
   setTimeout(() => socket.destroy(), 2_000).unref()
-}
-
-/**
- * The connection to close for a new one past the bound. Busy or not: a connection without the
- * token carries only probes and refusals, and one that never reads its answers stays busy for good.
- */
-function oldestUnproven(open: Set<Socket>): Socket | undefined {
-  for (const socket of open) if (!isProven(socket)) return socket
-  return undefined
 }
 
 export function createFrontServer(fetch: Fetch, limits: FrontLimits): Server {
@@ -91,21 +83,9 @@ export function createFrontServer(fetch: Fetch, limits: FrontLimits): Server {
       state.after = undefined
     })
   })
-  // Oldest first (a Set keeps the order of insertion).
-  const open = new Set<Socket>()
-  server.on('connection', (socket: Socket) => {
-    if (open.size >= limits.maxConnections) {
-      const room = oldestUnproven(open)
-      if (room === undefined) {
-        socket.destroy()
-        return
-      }
-      room.destroy()
-      open.delete(room)
-    }
-    open.add(socket)
-    socket.once('close', () => open.delete(socket))
-  })
+  // Busy or not: a connection without the token carries only probes and refusals, and one that
+  // never reads its answers stays busy for good.
+  boundConnections(server, limits.maxConnections, (socket) => !isProven(socket))
   /** Ends a socket with `text` once every answer still open on it has gone out. */
   const afterOpenAnswers = (socket: Socket, text: string) => {
     const state = sockets.get(socket)

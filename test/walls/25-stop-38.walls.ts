@@ -10,11 +10,12 @@
 // 2. metrics-hog: a tool with network access held thousands of connections to the metrics
 //    port, which had no bound: the front ran out of descriptors and every port went deaf.
 import { execFileSync } from 'node:child_process'
-import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs'
+import { mkdirSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { TOKEN } from '../helpers/host.js'
-import { NO_CAPABILITIES, rawInvoke, scratchDir, STRICT, stillServes, withHost } from './walls-helpers.js'
+import { METRICS_MAX_CONNECTIONS } from '../../src/metrics-server.js'
+import { sleep, TOKEN } from '../helpers/host.js'
+import { NO_CAPABILITIES, rawHttp, rawInvoke, scratchDir, STRICT, stillServes, wallsPackWith, withHost } from './walls-helpers.js'
 
 /** Imports `input.file` (relative to its own file) through a resolve hook that skips the resolver, and returns what the import gave or threw. */
 const PINNED_LEAK = `
@@ -76,6 +77,30 @@ describe('stop 38: with --watch, what the front pins for strict calls is only wh
   it('a source file of the pack linked to a FIFO does not stall the front: it starts, and serves', async () => {
     // Before, the boot read it and waited for a writer: no listening line, ever.
     await withHost(watched(leakPack({ 'pipe.js': '../fifo' }, ['fifo'])), async (host) => {
+      await stillServes(host)
+    })
+  })
+})
+
+describe('stop 38: the metrics port is bounded as the protocol port is', () => {
+  it("metrics-hog: a strict tool holding hundreds of connections to the metrics port takes few of the front's descriptors, and a scrape is served", async () => {
+    // Before, each connection it held was a descriptor of the front's: 27,000 took the front to
+    // this machine's limit in the attack's run, and every port went deaf.
+    await withHost({ ...wallsPackWith(['conn-hog']), env: { ...STRICT, KINDGI_PACK_METRICS_PORT: '0' } }, async (host) => {
+      const metricsPort = host.lines.find((l) => l.kind === 'listening')?.metricsPort as number
+      const descriptors = () => readdirSync(`/proc/${host.proc.pid}/fd`).length
+      const before = descriptors()
+      const attack = rawInvoke(host.port, 'conn-hog', { port: metricsPort, n: 300, ms: 3000 }, { tenantId: 'tenant-a', runId: 'attack' })
+      await sleep(1500)
+      const during = descriptors()
+      const scrape = await rawHttp(metricsPort, { path: '/metrics' })
+      const answer = await attack
+      expect(
+        'error' in answer ? answer : answer.body?.output?.answered,
+        `the attack's connections were answered: ${JSON.stringify(answer).slice(0, 300)}`,
+      ).toBeGreaterThan(0)
+      expect.soft(during - before, "the front's descriptors added during the attack").toBeLessThan(METRICS_MAX_CONNECTIONS + 20)
+      expect.soft('error' in scrape ? scrape : scrape.status, 'a scrape during the attack').toBe(200)
       await stillServes(host)
     })
   })
