@@ -38,7 +38,7 @@ import { randomUUID } from 'node:crypto'
 import { fileURLToPath } from 'node:url'
 import { BroadcastChannel, type Worker } from 'node:worker_threads'
 import { Piscina } from 'piscina'
-import type { CallResult, GroupAnswer, StopReason } from '../src/protocol/call-answers.js'
+import type { CallResult, GroupAnswer, ReplaceReason, StopReason } from '../src/protocol/call-answers.js'
 import { cpuExceeded } from '../src/protocol/messages.js'
 import type { RunnableEntry } from '../src/protocol/runnable-entry.js'
 import type { AbortNotice, CallTask, FileRequest, ProbeResult, WarmReply, WorkerSetup } from '../src/protocol/worker-messages.js'
@@ -53,6 +53,7 @@ import {
   type RunningCall,
 } from '../src/pool/group.js'
 import { createThreadBudget, type BudgetTicket, type Holder } from '../src/pool/thread-budget.js'
+import { watchIdleWorkers } from './idle-watch.js'
 import { BEHIND_MS, createLineUp, LINE } from './line-up.js'
 import { createTurns } from './shared-memory/turn.js'
 import { AWAKE_FOR_ANSWER_MS, AWAKE_FOR_NEXT_MS, stayAwake } from './stay-awake.js'
@@ -141,6 +142,8 @@ export function createWarmPool(options: WarmPoolOptions): WarmPool {
   const ending = new Set<number>()
   /** Workers whose death (or breaking) a line has already said. */
   const saidDied = new Set<number>()
+  /** Per worker: how many calls have reached it, and the tool of the last (the idle CPU watch). */
+  const reachedOn = new Map<number, { count: number; id: string }>()
   /** Calls handed to Piscina and not settled, by call id: file requests are honoured only for these. */
   const inPiscina = new Map<number, Call>()
   const lines = createWorkerLines<Call>()
@@ -178,6 +181,7 @@ export function createWarmPool(options: WarmPoolOptions): WarmPool {
   pool.on('workerCreate', (worker: { id: number }) => void thread(worker.id))
   pool.on('workerDestroy', (worker: { id: number }) => {
     threads.delete(worker.id)
+    reachedOn.delete(worker.id)
     // Thread ids are never reused; the calls Piscina rejects with the worker still look it up.
     setTimeout(() => {
       ending.delete(worker.id)
@@ -414,6 +418,7 @@ export function createWarmPool(options: WarmPoolOptions): WarmPool {
   /** Told by the balancer, as Piscina posts the task: the call is on this worker from now, running or in line. */
   function reached(call: Call, threadId: number): void {
     call.threadId = threadId
+    reachedOn.set(threadId, { count: (reachedOn.get(threadId)?.count ?? 0) + 1, id: call.id })
     // Stopped while it waited for a worker: it goes as the balancer's choice (Piscina posts the task
     // after this), and the worker runs nothing of it.
     if (call.stopped !== undefined) call.task.withdrawn = true
@@ -495,7 +500,7 @@ export function createWarmPool(options: WarmPoolOptions): WarmPool {
     }
     const result = (reply as { result: CallResult }).result
     lineUpPolicy.took(call.task.key, performance.now() - call.startedAt)
-    if (result.retire !== undefined && call.threadId !== undefined) retire(call.threadId, call.id, result.retire)
+    if (result.retire !== undefined && call.threadId !== undefined) retire(call.threadId, call.id, retireReason(result.retire))
     end(call, { kind: 'result', result })
   }
 
@@ -550,12 +555,22 @@ export function createWarmPool(options: WarmPoolOptions): WarmPool {
     say()
   }
 
-  function retire(threadId: number, id: string, why: NonNullable<CallResult['retire']>): void {
+  function retire(threadId: number, id: string | undefined, reason: ReplaceReason): void {
     if (ending.has(threadId)) return
     ending.add(threadId)
-    options.onReplaced(retireReason(why), id)
+    options.onReplaced(reason, id)
     void thread(threadId)?.terminate()
   }
+
+  // A limited tool's code left running on its worker between calls is ended (idle-watch.ts).
+  const idleWatch = lineUp
+    ? undefined
+    : watchIdleWorkers({
+        workers: () => threads.values(),
+        calls: (worker) => ({ busy: lines.length(worker.threadId) > 0 || ending.has(worker.threadId), reached: reachedOn.get(worker.threadId)?.count ?? 0 }),
+        memMB: options.memMB,
+        passed: (worker, limit) => retire(worker.threadId, reachedOn.get(worker.threadId)?.id, limit),
+      })
 
   /** Fires the running call's abortSignal; past the grace, its worker is terminated. */
   function abortRunning(call: Call, reason: StopReason): void {
@@ -643,6 +658,7 @@ export function createWarmPool(options: WarmPoolOptions): WarmPool {
     },
     async close() {
       closing = true
+      idleWatch?.stop()
       waiting = []
       budget.close()
       aborts.close()

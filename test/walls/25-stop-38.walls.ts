@@ -9,13 +9,20 @@
 //    that a strict process could read itself.
 // 2. metrics-hog: a tool with network access held thousands of connections to the metrics
 //    port, which had no bound: the front ran out of descriptors and every port went deaf.
+// 3. idle-burn: a cpuMs tool replaced Atomics.wait, which Piscina's worker calls as it parks
+//    between tasks: its code ran there after its call had answered, where no cpuMs counts,
+//    burning most of a core for as long as it liked. A limited pool now reads its idle
+//    workers' CPU time from outside them and ends one that spends it.
+// 4. idle-hold: a memMB tool allocated a gigabyte after its end-of-call memory check, from the
+//    same hook or from microtasks queued as it answered: held until the worker's next call,
+//    which was charged for it. The same watch reads idle workers' heaps and ends one past memMB.
 import { execFileSync } from 'node:child_process'
 import { mkdirSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { METRICS_MAX_CONNECTIONS } from '../../src/metrics-server.js'
 import { sleep, TOKEN } from '../helpers/host.js'
-import { NO_CAPABILITIES, rawHttp, rawInvoke, scratchDir, STRICT, stillServes, wallsPackWith, withHost } from './walls-helpers.js'
+import { NO_CAPABILITIES, rawHttp, rawInvoke, scratchDir, STRICT, stillServes, treeCpuMs, wallsPackWith, withHost } from './walls-helpers.js'
 
 /** Imports `input.file` (relative to its own file) through a resolve hook that skips the resolver, and returns what the import gave or threw. */
 const PINNED_LEAK = `
@@ -101,6 +108,50 @@ describe('stop 38: the metrics port is bounded as the protocol port is', () => {
       ).toBeGreaterThan(0)
       expect.soft(during - before, "the front's descriptors added during the attack").toBeLessThan(METRICS_MAX_CONNECTIONS + 20)
       expect.soft('error' in scrape ? scrape : scrape.status, 'a scrape during the attack').toBe(200)
+      await stillServes(host)
+    })
+  })
+})
+
+describe("stop 38: a limited warm tool's code runs on its worker between calls at most briefly", () => {
+  it.each(['none', 'context-isolated'])(
+    'idle-burn (%s): a cpuMs tool that replaced Atomics.wait, spinning where Piscina parks its worker after the answer, has that worker ended within seconds',
+    async (posture) => {
+      await withHost({ ...wallsPackWith(['idle-burn']), env: { KINDGI_PACK_SANDBOX: posture } }, async (host) => {
+        const attack = await rawInvoke(host.port, 'idle-burn', { secs: 8 }, { tenantId: 'tenant-a', runId: 'attack' })
+        expect('error' in attack ? attack : attack.body, 'the call itself answered ok, within its cpuMs').toMatchObject({
+          kind: 'result',
+          output: { hooked: true },
+        })
+        const replaced = await host.waitFor('worker-replaced', (l) => l.reason === 'cpu' && l.id === 'idle-burn@1.0.0', 4_000).catch(() => undefined)
+        // Before, none: the pack process burned ~6.7 s of CPU in the next 8 s, and nothing was logged.
+        expect(replaced, 'a worker-replaced cpu line for idle-burn').toBeDefined()
+        const cpuFrom = treeCpuMs(host.proc.pid as number)
+        await sleep(1500)
+        expect.soft(treeCpuMs(host.proc.pid as number) - cpuFrom, 'CPU of the service over 1.5 s once the worker was ended, ms').toBeLessThan(700)
+        expect
+          .soft(
+            host.lines.filter((l) => l.kind === 'worker-replaced').map((l) => l.reason),
+            'the replacements logged',
+          )
+          .toEqual(['cpu'])
+        await stillServes(host)
+      })
+    },
+  )
+})
+
+describe("stop 38: a limited warm tool's worker holds no more than memMB between calls", () => {
+  it.each([
+    ['a replaced Atomics.wait', { how: 'hook' }],
+    ['microtasks queued as it answers', { how: 'microtask', hop: 8 }],
+  ])("idle-hold (%s): memory allocated after the call's own check has that worker ended within seconds", async (_how, input) => {
+    await withHost(wallsPackWith(['idle-hold']), async (host) => {
+      const attack = await rawInvoke(host.port, 'idle-hold', { ...input, mb: 512 }, { tenantId: 'tenant-a', runId: 'attack' }, 20_000)
+      expect('error' in attack ? attack : attack.status, 'the call was answered').toBe(200)
+      // Before, none (the hook); the microtasks landed after the check in 9 of 9 of the red team's runs at hops 7-10.
+      const replaced = await host.waitFor('worker-replaced', (l) => l.reason === 'memory' && l.id === 'idle-hold@1.0.0', 4_000).catch(() => undefined)
+      expect(replaced, 'a worker-replaced memory line for idle-hold').toBeDefined()
       await stillServes(host)
     })
   })
