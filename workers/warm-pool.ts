@@ -21,7 +21,9 @@
 // worker exited, crashed, or was terminated). Every call sent to a worker holds a turn slot,
 // and its worker takes the turn as it starts it: a call whose worker died before that (it
 // waited behind one that died, its worker had retired, or was still busy with what the call
-// before left) never ran and is run elsewhere; one that ran is answered.
+// before left) never ran and is run elsewhere; one that ran is answered. In a pool with limited
+// tools, a worker that runs no call is watched from outside it (idle-watch.ts): code a call left
+// running there is no call's, and a worker that spends CPU or holds memory past memMB is ended.
 // Piscina is used through its public API: tasks that settle; `concurrentTasksPerWorker` so that
 // a call can wait behind a short one on its worker (line-up.ts) and start the moment it ends,
 // without a trip through this process's event loop; a `loadBalancer` that puts each call where
