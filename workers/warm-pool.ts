@@ -420,13 +420,23 @@ export function createWarmPool(options: WarmPoolOptions): WarmPool {
   /** Told by the balancer, as Piscina posts the task: the call is on this worker from now, running or in line. */
   function reached(call: Call, threadId: number): void {
     call.threadId = threadId
-    reachedOn.set(threadId, { count: (reachedOn.get(threadId)?.count ?? 0) + 1, id: call.id })
+    if (!lineUp) countReached(threadId, call.id)
     // Stopped while it waited for a worker: it goes as the balancer's choice (Piscina posts the task
     // after this), and the worker runs nothing of it.
     if (call.stopped !== undefined) call.task.withdrawn = true
     if (!lines.add(threadId, call)) return
     if (call.task.withdrawn === true) watchHeld(call)
     else running(call)
+  }
+
+  /** For the idle watch of a limited pool (unlimited pools keep no count). */
+  function countReached(threadId: number, id: string): void {
+    const seen = reachedOn.get(threadId)
+    if (seen === undefined) reachedOn.set(threadId, { count: 1, id })
+    else {
+      seen.count++
+      seen.id = id
+    }
   }
 
   /** The call is the one its worker runs now. */
