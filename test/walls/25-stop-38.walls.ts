@@ -16,13 +16,16 @@
 // 4. idle-hold: a memMB tool allocated a gigabyte after its end-of-call memory check, from the
 //    same hook or from microtasks queued as it answered: held until the worker's next call,
 //    which was charged for it. The same watch reads idle workers' heaps and ends one past memMB.
+// 5. pipeline-hold (a second pass): thousands of pipelined scrapes on the metrics port, never
+//    read, were each answered at once with a rendering of their own: the front's event loop
+//    and a gigabyte went to answers nobody read. A socket that pipelines is now closed.
 import { execFileSync } from 'node:child_process'
 import { mkdirSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { METRICS_MAX_CONNECTIONS } from '../../src/metrics-server.js'
 import { sleep, TOKEN } from '../helpers/host.js'
-import { NO_CAPABILITIES, rawHttp, rawInvoke, scratchDir, STRICT, stillServes, treeCpuMs, wallsPackWith, withHost } from './walls-helpers.js'
+import { NO_CAPABILITIES, rawHttp, rawInvoke, rssMB, scratchDir, STRICT, stillServes, treeCpuMs, wallsPackWith, withHost } from './walls-helpers.js'
 
 /** Imports `input.file` (relative to its own file) through a resolve hook that skips the resolver, and returns what the import gave or threw. */
 const PINNED_LEAK = `
@@ -108,6 +111,35 @@ describe('stop 38: the metrics port is bounded as the protocol port is', () => {
       ).toBeGreaterThan(0)
       expect.soft(during - before, "the front's descriptors added during the attack").toBeLessThan(METRICS_MAX_CONNECTIONS + 20)
       expect.soft('error' in scrape ? scrape : scrape.status, 'a scrape during the attack').toBe(200)
+      await stillServes(host)
+    })
+  })
+})
+
+describe('stop 38: pipelined requests on the metrics port cost the front one answer at a time', () => {
+  it("pipeline-hold: 16 connections each writing 5,000 pipelined scrapes and reading none leave the front's memory and another tenant's call alone", async () => {
+    // Before (a second red-team pass), each request was answered at once with its own
+    // rendering: the front's RSS went from 119 to 1,356 MB in 6 s (20,000 a connection), and
+    // another tenant's echo waited seconds.
+    await withHost({ ...wallsPackWith(['pipeline-hold']), env: { ...STRICT, KINDGI_PACK_METRICS_PORT: '0' } }, async (host) => {
+      const metricsPort = host.lines.find((l) => l.kind === 'listening')?.metricsPort as number
+      const before = rssMB(host.proc.pid)
+      const attack = rawInvoke(
+        host.port,
+        'pipeline-hold',
+        { port: metricsPort, conns: 16, requests: 5000, ms: 4000 },
+        { tenantId: 'tenant-a', runId: 'attack' },
+      )
+      await sleep(2000)
+      const started = Date.now()
+      const victim = await rawInvoke(host.port, 'echo', { during: 'the attack' }, { tenantId: 'tenant-b', runId: 'victim' })
+      const victimMs = Date.now() - started
+      const grown = rssMB(host.proc.pid) - before
+      const answer = await attack
+      expect('error' in answer ? answer : answer.body?.output?.connected, `the attack connected: ${JSON.stringify(answer).slice(0, 300)}`).toBe(16)
+      expect.soft(grown, "the front's RSS grown during the attack, MB").toBeLessThan(150)
+      expect.soft('error' in victim ? victim : victim.status, "another tenant's call during the attack").toBe(200)
+      expect.soft(victimMs, "ms for another tenant's call during the attack").toBeLessThan(3000)
       await stillServes(host)
     })
   })
