@@ -140,7 +140,12 @@ function readWithin(file: string, roots: readonly string[], room: number): strin
   }
   try {
     const opened = fstatSync(fd)
-    if (!opened.isFile() || opened.size > room || !within(openedPath(fd) ?? realpathSync.native(file))) return undefined
+    const path = openedPath(fd) ?? realpathSync.native(file)
+    if (!opened.isFile() || opened.size > room || !within(path)) return undefined
+    // The path the kernel gives is that file's own: not a file since unlinked, whose path is
+    // given as "<path> (deleted)", which a file of that name may stand beside (a second red-team pass).
+    const named = statSync(path)
+    if (named.dev !== opened.dev || named.ino !== opened.ino) return undefined
     const text = Buffer.allocUnsafe(opened.size)
     let read = 0
     while (read < opened.size) {
