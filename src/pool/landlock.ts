@@ -7,7 +7,8 @@
 // the domain and their abstract unix sockets, and writes into /proc; a seccomp filter lets it
 // renice, limit or pin no process but itself; a `network: none` process gets no socket at all;
 // and a strict call's process writes nowhere but its call folder (V8's own file writes, which
-// Node's permission model never sees, included). Needs Linux 6.12 (Landlock ABI 6); where it
+// Node's permission model never sees, included) and reads nowhere but where it is told (a link
+// its pack ships, which the permission model follows, included). Needs Linux 6.12 (Landlock ABI 6); where it
 // cannot be had, processes start as before and the `listening` line says why.
 import { spawnSync } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
@@ -57,6 +58,8 @@ export type WallOptions = {
   noNetwork: boolean
   /** A strict call's process: writes only beneath the folder CALL_FOLDER_VARIABLE names (callFolderEnv). */
   callFolder?: boolean
+  /** With callFolder: reads only beneath these folders (and its call folder). */
+  reads?: readonly string[]
   /** A warm process of a pack with strict tools: no mode or ACL changed by path (the strict calls' root stays unlistable). */
   keepModes?: boolean
 }
@@ -68,7 +71,7 @@ export function inLandlock(command: string[], options: WallOptions, wall: Landlo
     wall.helper,
     ...(options.noNetwork ? ['--no-network'] : []),
     ...(options.keepModes === true ? ['--keep-modes'] : []),
-    ...(options.callFolder === true ? ['--call-folder'] : []),
+    ...(options.callFolder === true ? ['--call-folder', ...(options.reads ?? []).flatMap((path) => ['--read', path])] : []),
     '--',
     ...command,
   ]

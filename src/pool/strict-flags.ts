@@ -39,6 +39,50 @@ export function readableRoots(config: Pick<Config, 'moduleRoot' | 'indexPath'>):
   return [...new Set([PACKAGE_ROOT, real(PACKAGE_ROOT), config.moduleRoot, real(config.moduleRoot), config.indexPath, real(config.indexPath)])]
 }
 
+/**
+ * The system's files that Node and the C library read in a strict call's process (libraries,
+ * certificates, name resolution, time zones, users): with Node's own install and the roots,
+ * all it may read by the kernel's wall (landlock-exec --read). Not /etc whole, /run or /var:
+ * where secrets are mounted.
+ */
+const SYSTEM_READS = [
+  '/usr',
+  '/lib',
+  '/lib32',
+  '/lib64',
+  '/libx32',
+  '/bin',
+  '/sbin',
+  '/dev',
+  '/proc',
+  '/sys',
+  '/etc/ssl',
+  '/etc/ca-certificates',
+  '/etc/pki',
+  '/etc/alternatives',
+  '/etc/ld.so.cache',
+  '/etc/ld.so.conf',
+  '/etc/ld.so.conf.d',
+  '/etc/resolv.conf',
+  '/etc/hosts',
+  '/etc/nsswitch.conf',
+  '/etc/gai.conf',
+  '/etc/host.conf',
+  '/etc/services',
+  '/etc/protocols',
+  '/etc/localtime',
+  '/etc/timezone',
+  '/etc/passwd',
+  '/etc/group',
+  '/etc/os-release',
+]
+
+/** Everything a strict call's process may read, by the kernel's wall: the roots, Node's install, the system's files. */
+export function strictReads(readRoots: readonly string[]): string[] {
+  const nodeInstall = dirname(dirname(real(process.execPath)))
+  return [...new Set([...readRoots, nodeInstall, ...SYSTEM_READS])]
+}
+
 /** Which postures a pack's tools run in: strict calls read the roots, warm code all but the token's folder. */
 export type PackPostures = { strict: boolean; warm: boolean }
 
@@ -52,7 +96,7 @@ export function tokenFileProblem(config: Pick<Config, 'moduleRoot' | 'indexPath'
   if (tokenFile === undefined || tokenFile === '') return undefined
   const file = real(resolve(tokenFile))
   const roots = readableRoots(config)
-  const exposed = postures.strict ? roots.find((root) => inside(file, root)) : undefined
+  const exposed = postures.strict ? strictReads(roots).find((root) => inside(file, root)) : undefined
   if (exposed !== undefined) {
     return `KINDGI_PACK_SERVICE_TOKEN_FILE ${tokenFile} lies inside ${exposed}, which a strict tool's code may read: mount the secret elsewhere`
   }
@@ -103,7 +147,7 @@ export function strictCommand(entry: string, limits: StrictLimits, runtime: Runt
     entry,
     PACK_PROCESS_MARKER,
   ]
-  const walled = { noNetwork: limits.networkNone, callFolder: true }
+  const walled = { noNetwork: limits.networkNone, callFolder: true, reads: strictReads(limits.readRoots) }
   if (limits.memMB === undefined || limits.dataBaseline === undefined) return inLandlock([process.execPath, ...node], walled, wall)
   const dataKiB = Math.ceil(limits.dataBaseline / 1024) + (limits.memMB + DATA_SLACK_MB) * 1024
   // The shell sets the limit on itself, then becomes node: the limit holds from node's first instruction.

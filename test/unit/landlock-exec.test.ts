@@ -3,12 +3,13 @@
 // still can do to itself. Each script runs as plain Node inside the wall, with no permission
 // model and no guard, so what refuses it is the kernel alone.
 import { spawn, spawnSync } from 'node:child_process'
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { createServer, type Server } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest'
 import { inLandlock } from '../../src/pool/landlock.js'
+import { strictReads } from '../../src/pool/strict-flags.js'
 import { landlockOf } from '../helpers/host.js'
 
 const { wall, kernelLacksIt } = landlockOf('landlock-exec tests')
@@ -210,6 +211,32 @@ describe.skipIf(kernelLacksIt)('a process started through landlock-exec, on this
       const ran = spawnSync(program as string, args, { encoding: 'utf8' })
       expect(ran.stderr, 'setxattr inside the wall').toContain('Operation not permitted')
     }
+  })
+
+  it('with --read, reads only beneath the folders named and its call folder: a link among them that leads elsewhere reads nothing', () => {
+    // Node's permission model checks a link's own path and follows it: a strict tool read the
+    // token file through a link its pack shipped (stop 38). Here no permission model runs.
+    const dir = mkdtempSync(join(tmpdir(), 'kph-reads-'))
+    onTestFinished(() => rmSync(dir, { recursive: true, force: true }))
+    const folder = join(dir, 'call')
+    const allowed = join(dir, 'allowed')
+    mkdirSync(folder)
+    mkdirSync(allowed)
+    writeFileSync(join(dir, 'secret'), 'secret')
+    writeFileSync(join(allowed, 'own.txt'), 'own')
+    writeFileSync(join(folder, 'mine'), 'mine')
+    symlinkSync(join(dir, 'secret'), join(allowed, 'link.txt'))
+    const script = [
+      'cat "$1/allowed/own.txt"; echo " $?"',
+      'cat "$1/allowed/link.txt" 2>/dev/null; echo "link $?"',
+      'cat "$1/secret" 2>/dev/null; echo "secret $?"',
+      'cat "$1/call/mine"; echo " $?"',
+      'ls "$1" >/dev/null 2>&1; echo "list $?"',
+    ].join('; ')
+    const [program, ...args] = inLandlock(['/bin/sh', '-c', script, 'sh', dir], { noNetwork: false, callFolder: true, reads: strictReads([allowed]) }, wall)
+    const run = spawnSync(program as string, args, { encoding: 'utf8', env: { ...process.env, KINDGI_CALL_FOLDER: folder }, timeout: 10_000 })
+    expect(run.status, `its own exit (stderr: ${run.stderr})`).toBe(0)
+    expect(run.stdout.trim().split('\n')).toEqual(['own 0', 'link 1', 'secret 1', 'mine 0', 'list 2'])
   })
 
   it('with --call-folder and no folder to name, refuses to start the program', () => {

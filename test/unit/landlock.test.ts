@@ -20,10 +20,25 @@ describe('a pack process starts inside a Landlock domain where the machine has o
   })
 
   it("a strict call's process and a warm pack process are both started through it, the data limit's shell inside the domain", () => {
-    // A strict call's process writes only in its call folder; a warm one is not told so.
-    expect(strictCommand('/host/strict.cjs', LIMITS, undefined, ON).slice(0, 4)).toEqual(['/opt/host/landlock-exec', '--call-folder', '--', process.execPath])
+    // A strict call's process writes only in its call folder, and reads only where it is told
+    // (its roots, Node's install, the system's files); a warm one is told neither.
+    const strict = strictCommand('/host/strict.cjs', LIMITS, undefined, ON)
+    const afterWall = strict.indexOf('--')
+    expect(strict.slice(0, 2)).toEqual(['/opt/host/landlock-exec', '--call-folder'])
+    expect(strict.slice(afterWall, afterWall + 2)).toEqual(['--', process.execPath])
+    const reads = strict.slice(2, afterWall).filter((_, i) => i % 2 === 1)
+    expect(
+      strict
+        .slice(2, afterWall)
+        .filter((_, i) => i % 2 === 0)
+        .every((flag) => flag === '--read'),
+    ).toBe(true)
+    expect(reads).toEqual(expect.arrayContaining(['/pack', '/usr', '/etc/ssl', '/etc/resolv.conf']))
+    expect(reads).not.toEqual(expect.arrayContaining(['/etc']))
+    expect(reads.some((path) => path === '/run' || path === '/var' || path === '/tmp' || path === '/etc')).toBe(false)
     const limited = strictCommand('/host/strict.cjs', { ...LIMITS, networkNone: true, memMB: 64, dataBaseline: 1 << 20 }, undefined, ON)
-    expect(limited.slice(0, 5)).toEqual(['/opt/host/landlock-exec', '--no-network', '--call-folder', '--', '/bin/sh'])
+    expect(limited.slice(0, 3)).toEqual(['/opt/host/landlock-exec', '--no-network', '--call-folder'])
+    expect(limited.slice(limited.indexOf('--'), limited.indexOf('--') + 2)).toEqual(['--', '/bin/sh'])
     expect(packProcessCommand('/host/pack-process.js', false, { hidden: ['/proc'], keepModes: false }, undefined, ON).slice(0, 3)).toEqual([
       '/opt/host/landlock-exec',
       '--',

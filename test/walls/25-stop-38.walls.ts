@@ -19,13 +19,16 @@
 // 5. pipeline-hold (a second pass): thousands of pipelined scrapes on the metrics port, never
 //    read, were each answered at once with a rendering of their own: the front's event loop
 //    and a gigabyte went to answers nobody read. A socket that pipelines is now closed.
+// 6. token-link: a strict tool read its pack's link to the token file: Node's permission model
+//    checks a link's own path, in the pack, and follows it. The kernel now refuses a strict
+//    process every read outside its roots, its call folder, Node's install and system files.
 import { execFileSync } from 'node:child_process'
 import { mkdirSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { METRICS_MAX_CONNECTIONS } from '../../src/metrics-server.js'
 import { sleep, TOKEN } from '../helpers/host.js'
-import { NO_CAPABILITIES, rawHttp, rawInvoke, rssMB, scratchDir, STRICT, stillServes, treeCpuMs, wallsPackWith, withHost } from './walls-helpers.js'
+import { landlockOf, NO_CAPABILITIES, rawHttp, rawInvoke, rssMB, scratchDir, STRICT, stillServes, treeCpuMs, wallsPackWith, withHost } from './walls-helpers.js'
 
 /** Imports `input.file` (relative to its own file) through a resolve hook that skips the resolver, and returns what the import gave or threw. */
 const PINNED_LEAK = `
@@ -41,6 +44,17 @@ export default async (input) => {
 }
 `
 const ECHO = 'export default (input, ctx) => ({ input, tenantId: ctx.tenantId })\n'
+/** Reads `input.file` (relative to its own file) and returns its text, or the error's code. */
+const READ_LINK = `
+import { readFileSync } from 'node:fs'
+export default (input) => {
+  try {
+    return { text: readFileSync(new URL(input.file, import.meta.url), 'utf8') }
+  } catch (err) {
+    return { denied: err.code }
+  }
+}
+`
 
 /** A pack of `echo` and `pinned-leak` in a scratch folder, with `links` (name in tools/ → target) and FIFOs named in `fifos` (in its root). */
 function leakPack(links: Record<string, string>, fifos: string[] = []): string {
@@ -48,6 +62,7 @@ function leakPack(links: Record<string, string>, fifos: string[] = []): string {
   mkdirSync(join(root, 'tools'))
   writeFileSync(join(root, 'tools', 'echo.js'), ECHO)
   writeFileSync(join(root, 'tools', 'pinned-leak.js'), PINNED_LEAK)
+  writeFileSync(join(root, 'tools', 'read-link.js'), READ_LINK)
   for (const [name, target] of Object.entries(links)) symlinkSync(target, join(root, 'tools', name))
   for (const name of fifos) execFileSync('mkfifo', [join(root, name)])
   const tool = (id: string) => ({ id, version: '1.0.0', input: { type: 'object' }, output: { type: 'object' }, modulePath: `tools/${id}.js` })
@@ -60,7 +75,7 @@ function leakPack(links: Record<string, string>, fifos: string[] = []): string {
     agents: [],
     flows: [],
     guardrails: [],
-    tools: [tool('echo'), tool('pinned-leak')],
+    tools: [tool('echo'), tool('pinned-leak'), tool('read-link')],
   }
   writeFileSync(join(root, 'index.json'), JSON.stringify(index))
   // The service's user (nobody, under NO_CAPABILITIES) reads it as a deployed pack.
@@ -87,6 +102,27 @@ describe('stop 38: with --watch, what the front pins for strict calls is only wh
   it('a source file of the pack linked to a FIFO does not stall the front: it starts, and serves', async () => {
     // Before, the boot read it and waited for a writer: no listening line, ever.
     await withHost(watched(leakPack({ 'pipe.js': '../fifo' }, ['fifo'])), async (host) => {
+      await stillServes(host)
+    })
+  })
+})
+
+describe('stop 38: a strict call reads nothing through a link its pack ships', () => {
+  it("token-link: a strict tool reading its pack's link to the token file, kept outside every folder it may read, is refused by the kernel", async () => {
+    // Before (the first red-team pass), Node's permission model checked the link's path, in the
+    // pack, and followed it: the tool read the token.
+    const secrets = scratchDir('secret')
+    const token = join(secrets, 'token')
+    writeFileSync(token, TOKEN)
+    execFileSync('chmod', ['-R', 'a+rX', secrets])
+    const index = leakPack({ 'tok.js': token })
+    const env = { ...STRICT, KINDGI_PACK_SERVICE_TOKEN: undefined, KINDGI_PACK_SERVICE_TOKEN_FILE: token }
+    await withHost({ args: ['--index', index, '--host', '127.0.0.1'], env, command: NO_CAPABILITIES }, async (host) => {
+      const { wall } = landlockOf('the token-link test')
+      const answer = await rawInvoke(host.port, 'read-link', { file: './tok.js' }, { tenantId: 'tenant-a', runId: 'attack' })
+      expect.soft(JSON.stringify(answer).includes(TOKEN), `the token in the answer: ${JSON.stringify(answer).slice(0, 300)}`).toBe(false)
+      if (wall.kind === 'on')
+        expect.soft('error' in answer ? answer : answer.body, 'what the tool read').toMatchObject({ kind: 'result', output: { denied: 'EACCES' } })
       await stillServes(host)
     })
   })

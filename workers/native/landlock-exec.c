@@ -35,14 +35,17 @@
 //   KINDGI_CALL_FOLDER (removed from the environment it executes with): V8 opens the files its
 //   tracing flags name itself, past Node's permission model, and a strict call wrote other
 //   tenants' and the host's files so (stop 33). Writing, truncating, making, removing, linking
-//   and renaming are all the kernel's to refuse elsewhere (but writing to /dev/null).
+//   and renaming are all the kernel's to refuse elsewhere (but writing to /dev/null);
+// - with --read FOLDER (repeated, with --call-folder), reads only beneath those folders and its
+//   call folder: Node's permission model checks a link's own path and follows it, and a strict
+//   tool read the token file through a link its pack shipped (stop 38).
 //
 // A JavaScript guard in the pack process is only a second line; this is the wall.
 //
 //   landlock-exec --probe      prints the kernel's Landlock ABI; exits 0 only if the whole wall
 //                              can be put up here (ABI 6, Linux 6.12, and a seccomp filter),
 //                              else 1, having said on stderr which step failed
-//   landlock-exec [--no-network] [--keep-modes] [--call-folder] -- PROGRAM [ARG...]
+//   landlock-exec [--no-network] [--keep-modes] [--call-folder [--read FOLDER]...] -- PROGRAM [ARG...]
 //                              walls itself in and executes PROGRAM; refuses to run it
 //                              (exit 126) if any part of the wall cannot be had
 //
@@ -114,6 +117,11 @@ struct path_beneath_attr {
 #define ACCESS_FS_WRITE_FILE (1ULL << 1)
 #define ACCESS_FS_TRUNCATE (1ULL << 14)
 #define WRITES (ACCESS_FS_WRITE_FILE | ACCESS_FS_TRUNCATE)
+#define ACCESS_FS_READ_FILE (1ULL << 2)
+#define ACCESS_FS_READ_DIR (1ULL << 3)
+#define READS (ACCESS_FS_READ_FILE | ACCESS_FS_READ_DIR)
+/** The most --read folders a command may name. */
+#define MAX_READS 64
 // Every right that changes what is on disk: the two above, and bits 4 to 13: removing a folder or
 // a file, making a device, folder, file, socket, fifo or link, linking or renaming across folders.
 #define ALL_WRITES (WRITES | (((1ULL << 14) - 1) & ~((1ULL << 4) - 1)))
@@ -223,7 +231,7 @@ static int allow_beneath(int ruleset, const char *path, uint64_t rights) {
     return 0; // what it leads to is allowed under its own name, or not at all
   }
   // A file (not a folder) takes only the rights a file can have.
-  struct path_beneath_attr rule = {.allowed_access = S_ISDIR(st.st_mode) ? rights : rights & WRITES, .parent_fd = fd};
+  struct path_beneath_attr rule = {.allowed_access = S_ISDIR(st.st_mode) ? rights : rights & (WRITES | ACCESS_FS_READ_FILE), .parent_fd = fd};
   long added = syscall(SYS_landlock_add_rule, ruleset, RULE_PATH_BENEATH, &rule, 0);
   close(fd);
   return added == 0 ? 0 : -1;
@@ -254,8 +262,12 @@ static int allow_writes_but_proc(int ruleset) {
   return 0;
 }
 
-/** Puts this process behind the wall; 0, or 126 having said which step failed. `call_folder`: the one place it may write, or NULL. */
-static int wall_in(int no_network, int keep_modes, const char *call_folder) {
+/**
+ * Puts this process behind the wall; 0, or 126 having said which step failed. `call_folder`:
+ * the one place it may write, or NULL. `reads` (with a call folder): the only places it may
+ * read, the call folder besides, or none to leave reading to Node's permission model.
+ */
+static int wall_in(int no_network, int keep_modes, const char *call_folder, char **reads, int read_count) {
   // A session, and so an autogroup, of its own: the kernel shares a session's CPU among its
   // autogroups, and the front's must not be this process's to renice. A process group leader
   // (a caller that made this one one) cannot: it keeps its caller's session.
@@ -265,7 +277,7 @@ static int wall_in(int no_network, int keep_modes, const char *call_folder) {
   if (adj < 0 || write(adj, "1000", 4) != 4) return refuse("/proc/self/oom_score_adj");
   close(adj);
   struct ruleset_attr attr = {0};
-  attr.handled_access_fs = call_folder == NULL ? WRITES : ALL_WRITES;
+  attr.handled_access_fs = call_folder == NULL ? WRITES : ALL_WRITES | (read_count > 0 ? READS : 0);
   attr.scoped = SCOPE_SIGNAL | SCOPE_ABSTRACT_UNIX_SOCKET;
   if (no_network) attr.handled_access_net = ACCESS_NET_BIND_TCP | ACCESS_NET_CONNECT_TCP;
   int ruleset = (int)syscall(SYS_landlock_create_ruleset, &attr, sizeof attr, 0);
@@ -275,9 +287,13 @@ static int wall_in(int no_network, int keep_modes, const char *call_folder) {
     // It exists (its spawner made it before this started) and is no link: else nothing is writable.
     struct stat st;
     if (lstat(call_folder, &st) != 0 || !S_ISDIR(st.st_mode)) return refuse(call_folder);
-    if (allow_beneath(ruleset, call_folder, ALL_WRITES) != 0) return refuse("landlock_add_rule");
+    // Reads are the kernel's to refuse only when it is told where they may go.
+    uint64_t read = read_count > 0 ? READS : 0;
+    if (allow_beneath(ruleset, call_folder, ALL_WRITES | read) != 0) return refuse("landlock_add_rule");
     // What is written there goes nowhere; a shell redirects to it.
-    if (allow_beneath(ruleset, "/dev/null", WRITES) != 0) return refuse("landlock_add_rule /dev/null");
+    if (allow_beneath(ruleset, "/dev/null", WRITES | (read & ACCESS_FS_READ_FILE)) != 0) return refuse("landlock_add_rule /dev/null");
+    for (int r = 0; r < read_count; r++)
+      if (allow_beneath(ruleset, reads[r], READS) != 0) return refuse(reads[r]);
   }
   // Required of a process without CAP_SYS_ADMIN, and right anyway: nothing it executes gains privileges.
   if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return refuse("PR_SET_NO_NEW_PRIVS");
@@ -295,7 +311,7 @@ int main(int argc, char **argv) {
     if (version < ABI_SCOPES) return 1;
     // The whole wall, put up in a child: a seccomp profile may allow Landlock and refuse filters.
     pid_t child = fork();
-    if (child == 0) _exit(wall_in(1, 1, NULL));
+    if (child == 0) _exit(wall_in(1, 1, NULL, NULL, 0));
     int status = 0;
     if (child < 0 || waitpid(child, &status, 0) != child) return refuse("fork");
     return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : 1;
@@ -303,18 +319,21 @@ int main(int argc, char **argv) {
   int no_network = 0;
   int keep_modes = 0;
   int call_folder = 0;
+  char *reads[MAX_READS];
+  int read_count = 0;
   int i = 1;
   for (; i < argc && strcmp(argv[i], "--") != 0; i++) {
     if (strcmp(argv[i], "--no-network") == 0) no_network = 1;
     else if (strcmp(argv[i], "--keep-modes") == 0) keep_modes = 1;
     else if (strcmp(argv[i], "--call-folder") == 0) call_folder = 1;
+    else if (strcmp(argv[i], "--read") == 0 && i + 1 < argc && argv[i + 1][0] == '/' && read_count < MAX_READS) reads[read_count++] = argv[++i];
     else {
       fprintf(stderr, "kindgi landlock-exec: unknown option %s\n", argv[i]);
       return 126;
     }
   }
   if (i + 1 >= argc) {
-    fprintf(stderr, "usage: landlock-exec --probe | landlock-exec [--no-network] [--keep-modes] [--call-folder] -- PROGRAM [ARG...]\n");
+    fprintf(stderr, "usage: landlock-exec --probe | landlock-exec [--no-network] [--keep-modes] [--call-folder [--read FOLDER]...] -- PROGRAM [ARG...]\n");
     return 126;
   }
   if (version < ABI_SCOPES) {
@@ -327,7 +346,11 @@ int main(int argc, char **argv) {
     errno = EINVAL;
     return refuse("--call-folder without an absolute " CALL_FOLDER_VARIABLE);
   }
-  if (wall_in(no_network, keep_modes, folder) != 0) return 126;
+  if (read_count > 0 && !call_folder) {
+    errno = EINVAL;
+    return refuse("--read without --call-folder");
+  }
+  if (wall_in(no_network, keep_modes, folder, reads, read_count) != 0) return 126;
   unsetenv(CALL_FOLDER_VARIABLE);
   // Nothing but its stdio and channel (fds 0 to 3) goes on: a descriptor the service inherited
   // from its own parent without close-on-exec was open in every pack process (stop 33).
