@@ -77,9 +77,12 @@ const SYSTEM_READS = [
   '/etc/os-release',
 ]
 
+/** Node's install (the folder above its bin/), found once: every strict start asks. */
+let nodeInstall: string | undefined
+
 /** Everything a strict call's process may read, by the kernel's wall: the roots, Node's install, the system's files. */
 export function strictReads(readRoots: readonly string[]): string[] {
-  const nodeInstall = dirname(dirname(real(process.execPath)))
+  nodeInstall ??= dirname(dirname(real(process.execPath)))
   return [...new Set([...readRoots, nodeInstall, ...SYSTEM_READS])]
 }
 

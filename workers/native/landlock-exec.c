@@ -288,10 +288,10 @@ static int wall_in(int no_network, int keep_modes, const char *call_folder, char
     struct stat st;
     if (lstat(call_folder, &st) != 0 || !S_ISDIR(st.st_mode)) return refuse(call_folder);
     // Reads are the kernel's to refuse only when it is told where they may go.
-    uint64_t read = read_count > 0 ? READS : 0;
-    if (allow_beneath(ruleset, call_folder, ALL_WRITES | read) != 0) return refuse("landlock_add_rule");
+    uint64_t reading = read_count > 0 ? READS : 0;
+    if (allow_beneath(ruleset, call_folder, ALL_WRITES | reading) != 0) return refuse("landlock_add_rule");
     // What is written there goes nowhere; a shell redirects to it.
-    if (allow_beneath(ruleset, "/dev/null", WRITES | (read & ACCESS_FS_READ_FILE)) != 0) return refuse("landlock_add_rule /dev/null");
+    if (allow_beneath(ruleset, "/dev/null", WRITES | (reading & ACCESS_FS_READ_FILE)) != 0) return refuse("landlock_add_rule /dev/null");
     for (int r = 0; r < read_count; r++)
       if (allow_beneath(ruleset, reads[r], READS) != 0) return refuse(reads[r]);
   }
