@@ -153,17 +153,18 @@ describe('stop 38: the metrics port is bounded as the protocol port is', () => {
 })
 
 describe('stop 38: pipelined requests on the metrics port cost the front one answer at a time', () => {
-  it("pipeline-hold: 16 connections each writing 5,000 pipelined scrapes and reading none leave the front's memory and another tenant's call alone", async () => {
+  it("pipeline-hold: 16 connections each writing 20,000 pipelined scrapes and reading none leave the front's memory and another tenant's call alone", async () => {
     // Before (a second red-team pass), each request was answered at once with its own
-    // rendering: the front's RSS went from 119 to 1,356 MB in 6 s (20,000 a connection), and
-    // another tenant's echo waited seconds.
+    // rendering: the front's RSS went from 119 to 1,356 MB in 6 s, and another tenant's echo
+    // waited seconds. Now what a socket sent before it was closed is parsed still (some 150 MB
+    // of garbage in one CI run), whatever it pipelined after.
     await withHost({ ...wallsPackWith(['pipeline-hold']), env: { ...STRICT, KINDGI_PACK_METRICS_PORT: '0' } }, async (host) => {
       const metricsPort = host.lines.find((l) => l.kind === 'listening')?.metricsPort as number
       const before = rssMB(host.proc.pid)
       const attack = rawInvoke(
         host.port,
         'pipeline-hold',
-        { port: metricsPort, conns: 16, requests: 5000, ms: 4000 },
+        { port: metricsPort, conns: 16, requests: 20_000, ms: 4000 },
         { tenantId: 'tenant-a', runId: 'attack' },
       )
       await sleep(2000)
@@ -173,7 +174,7 @@ describe('stop 38: pipelined requests on the metrics port cost the front one ans
       const grown = rssMB(host.proc.pid) - before
       const answer = await attack
       expect('error' in answer ? answer : answer.body?.output?.connected, `the attack connected: ${JSON.stringify(answer).slice(0, 300)}`).toBe(16)
-      expect.soft(grown, "the front's RSS grown during the attack, MB").toBeLessThan(150)
+      expect.soft(grown, "the front's RSS grown during the attack, MB").toBeLessThan(400)
       expect.soft('error' in victim ? victim : victim.status, "another tenant's call during the attack").toBe(200)
       expect.soft(victimMs, "ms for another tenant's call during the attack").toBeLessThan(3000)
       await stillServes(host)
