@@ -2,32 +2,42 @@
 // replaced Atomics.wait runs inside Piscina's park loop between tasks, and microtasks queued
 // as it answered run after the end-of-call memory check (a red-team pass, stop 38). There no
 // call's cpuMs or memMB counts, and such code burned most of a core, or held a gigabyte, for
-// as long as it liked. So a pool with limited tools looks at each worker from outside it while
-// it runs no call: its own CPU time (worker.cpuUsage(), Node >= 24.6, which answers while the
-// thread spins) and, for memMB, its heap and external memory as the call's watch counts them
-// (worker.getHeapStatistics(), which answers while it is parked). A worker that spends more
-// than `cpuLimitMs` of CPU between two reads `everyMs` apart, no call having reached it in
-// between, or holds more than memMB, is handed to `passed` to be ended. Before its first call
-// a worker starts (Node's own start, the pack's modules): it may spend up to STARTUP_CPU_MS in
-// all then, which module top-level code that replaced Atomics.wait passes within seconds.
+// as long as it liked. So a pool with limited tools looks at each worker from outside it: its
+// own CPU time (worker.cpuUsage(), Node >= 24.6, which answers while the thread spins) and, for
+// memMB, while it runs no call, its heap and external memory as the call's watch counts them
+// (worker.getHeapStatistics(), which answers while it is parked). CPU is no call's when the
+// calls on the worker do not account for it: a worker's CPU time is at most its busy time while
+// it runs a call, so what its CPU grew by, less its calls' busy time, is what it spent between
+// calls. That is counted across calls, not only while none reaches it: a tool called every
+// 0.4 s otherwise spent its worker's whole core between calls (a second red-team pass). A
+// worker whose CPU no call accounts for grows by more than `cpuLimitMs` between two reads
+// `everyMs` apart, or that holds more than memMB with no call on it, is handed to `passed` to be
+// ended. Before its first call a worker starts (Node's own start, the pack's modules): it may
+// spend up to STARTUP_CPU_MS in all then, which module top-level code that replaced
+// Atomics.wait passes within seconds.
 import type { Worker } from 'node:worker_threads'
 
-/** How often idle workers are read. */
+/** How often workers are read. */
 export const IDLE_CHECK_MS = 500
-/** CPU an idle worker may spend between two reads (a parked worker spends next to none). */
+/** CPU a worker may spend between two reads that its calls do not account for (a parked worker spends next to none). */
 export const IDLE_CPU_MS = 100
 /** CPU a worker may spend in all before its first call. */
 export const STARTUP_CPU_MS = 5_000
 
-/** A worker as the pool sees it: whether calls are on it, and how many have reached it so far. */
-export type WorkerCalls = { busy: boolean; reached: number }
+/**
+ * A worker as the pool sees it: whether a call is on it, whether the pool is ending it, how
+ * many calls have reached it so far, and the busy time (ms, its event loop's) of those calls
+ * on it, the one it runs now included.
+ */
+export type WorkerCalls = { busy: boolean; ending: boolean; reached: number; callsBusyMs: number }
 
 export type IdleWatchOptions = {
   workers: () => Iterable<Worker>
   calls: (worker: Worker) => WorkerCalls
   /** The group's memMB, if it has one. */
   memMB: number | undefined
-  passed: (worker: Worker, limit: 'cpu' | 'memory') => void
+  /** `starting`: it had reached no call yet (its start, the pack's modules, spent the CPU). */
+  passed: (worker: Worker, limit: 'cpu' | 'memory', starting: boolean) => void
   everyMs?: number
   cpuLimitMs?: number
 }
@@ -36,37 +46,41 @@ export type IdleWatch = { stop(): void }
 
 export function watchIdleWorkers(options: IdleWatchOptions): IdleWatch {
   const { calls, memMB, everyMs = IDLE_CHECK_MS, cpuLimitMs = IDLE_CPU_MS } = options
-  /** Each idle worker's CPU time (µs) at the last read, and the calls it had reached then. */
-  const last = new WeakMap<Worker, { cpuUs: number; reached: number }>()
+  /** Each worker's CPU time (µs) and its calls' busy time (ms) at the last read after its first call. */
+  const last = new WeakMap<Worker, { cpuUs: number; callsBusyMs: number }>()
   let reading = false
   const read = async (worker: Worker): Promise<void> => {
     const before = calls(worker)
-    if (before.busy || typeof worker.cpuUsage !== 'function') return
+    if (before.ending || typeof worker.cpuUsage !== 'function') return
+    const idle = !before.busy
     let cpuUs: number
     let heldBytes: number | undefined
     try {
-      const [usage, heap] = await Promise.all([worker.cpuUsage(), memMB === undefined ? undefined : worker.getHeapStatistics()])
+      const [usage, heap] = await Promise.all([worker.cpuUsage(), memMB === undefined || !idle ? undefined : worker.getHeapStatistics()])
       cpuUs = usage.user + usage.system
       heldBytes = heap === undefined ? undefined : heap.used_heap_size + heap.external_memory
     } catch {
       return // it has exited
     }
     const after = calls(worker)
-    const previous = last.get(worker)
-    if (after.busy || after.reached !== before.reached) {
-      last.delete(worker)
-      return
-    }
-    if (memMB !== undefined && heldBytes !== undefined && heldBytes > memMB * 1024 * 1024) {
-      options.passed(worker, 'memory')
+    if (after.ending) return
+    const stillIdle = idle && !after.busy && after.reached === before.reached
+    if (stillIdle && memMB !== undefined && heldBytes !== undefined && heldBytes > memMB * 1024 * 1024) {
+      options.passed(worker, 'memory', after.reached === 0)
       return
     }
     if (after.reached === 0) {
-      if (cpuUs > STARTUP_CPU_MS * 1000) options.passed(worker, 'cpu')
+      if (cpuUs > STARTUP_CPU_MS * 1000) options.passed(worker, 'cpu', true)
       return
     }
-    last.set(worker, { cpuUs, reached: after.reached })
-    if (previous !== undefined && previous.reached === after.reached && cpuUs - previous.cpuUs > cpuLimitMs * 1000) options.passed(worker, 'cpu')
+    const previous = last.get(worker)
+    // The calls' busy time is read after the CPU time: a call that ran meanwhile is credited in full.
+    last.set(worker, { cpuUs, callsBusyMs: after.callsBusyMs })
+    // The first read after its first call: what its start spent up to that call is not measured against the limit.
+    if (previous === undefined) return
+    // Credit a call's busy time beyond its CPU (it waited) does not carry over to later reads.
+    const noCallsUs = cpuUs - previous.cpuUs - (after.callsBusyMs - previous.callsBusyMs) * 1000
+    if (noCallsUs > cpuLimitMs * 1000) options.passed(worker, 'cpu', false)
   }
   const timer = setInterval(() => {
     if (reading) return

@@ -116,6 +116,7 @@ function start(setup: PackSetup): void {
     minThreads: setup.minThreads,
     workerThreads: setup.workerThreads,
     onReplaced: (reason, id) => out({ type: 'replaced', reason, id }),
+    onStartsBurnt: (times) => out({ type: 'starts-burnt', times }),
     onFileRequest: fileRequest,
   })
   setInterval(() => {

@@ -83,6 +83,8 @@ export type WarmPoolOptions = Pick<GroupOptions, 'key' | 'entries' | 'env' | 'me
   workerThreads: number
   /** The worker module (tests); the bundled pooled worker by default. */
   workerFile?: string
+  /** Workers were ended for the CPU they spent as they started, `times` in a row with no call reaching any (idle-watch.ts). */
+  onStartsBurnt?(times: number): void
 }
 
 export type WarmPool = {
@@ -116,7 +118,7 @@ type Call = {
   /** The worker to wait behind (chosen by this module), then the one the balancer gave it to. */
   behind: number | undefined
   threadId: number | undefined
-  /** When it started running, and its worker's busy time then (calls with cpuMs). */
+  /** When it started running, and its worker's busy time then (calls of a limited pool, until they leave their worker). */
   startedAt: number
   busyAtStart: number | undefined
   timer: NodeJS.Timeout | undefined
@@ -146,6 +148,10 @@ export function createWarmPool(options: WarmPoolOptions): WarmPool {
   const saidDied = new Set<number>()
   /** Per worker: how many calls have reached it, and the tool of the last (the idle CPU watch). */
   const reachedOn = new Map<number, { count: number; id: string }>()
+  /** Workers ended for the CPU they spent before their first call, in a row with no call reaching any. */
+  let startsBurnt = 0
+  /** Per worker of a limited pool: the busy time (ms) of the calls that have left it (the idle watch counts the rest of its CPU as no call's). */
+  const busyInCalls = new Map<number, number>()
   /** Calls handed to Piscina and not settled, by call id: file requests are honoured only for these. */
   const inPiscina = new Map<number, Call>()
   const lines = createWorkerLines<Call>()
@@ -184,6 +190,7 @@ export function createWarmPool(options: WarmPoolOptions): WarmPool {
   pool.on('workerDestroy', (worker: { id: number }) => {
     threads.delete(worker.id)
     reachedOn.delete(worker.id)
+    busyInCalls.delete(worker.id)
     // Thread ids are never reused; the calls Piscina rejects with the worker still look it up.
     setTimeout(() => {
       ending.delete(worker.id)
@@ -431,6 +438,7 @@ export function createWarmPool(options: WarmPoolOptions): WarmPool {
 
   /** For the idle watch of a limited pool (unlimited pools keep no count). */
   function countReached(threadId: number, id: string): void {
+    startsBurnt = 0
     const seen = reachedOn.get(threadId)
     if (seen === undefined) reachedOn.set(threadId, { count: 1, id })
     else {
@@ -456,9 +464,11 @@ export function createWarmPool(options: WarmPoolOptions): WarmPool {
       abortRunning(call, call.stopped)
       return
     }
-    const cpuMs = call.entry?.cpuMs
-    if (cpuMs === undefined || call.threadId === undefined) return
+    // In a limited pool, every call's busy time is its worker's to account for (the idle watch); cpuMs is measured by it.
+    if (lineUp || call.threadId === undefined) return
     call.busyAtStart = thread(call.threadId)?.performance.eventLoopUtilization().active
+    const cpuMs = call.entry?.cpuMs
+    if (cpuMs === undefined) return
     clearTimeout(call.timer)
     // Busy time never runs ahead of wall time: nothing is read before cpuMs has passed.
     call.timer = setTimeout(() => watchCpu(call, cpuMs), cpuMs)
@@ -477,9 +487,22 @@ export function createWarmPool(options: WarmPoolOptions): WarmPool {
     terminate(call, 'cpu')
   }
 
-  /** Off its worker: the call in line behind it runs now, in its place in the budget. */
+  /** The busy time (ms) of the calls that ran on this worker, the one it runs now included. */
+  function callsBusyMs(threadId: number): number {
+    const done = busyInCalls.get(threadId) ?? 0
+    const now = lines.first(threadId)
+    if (now?.state !== 'running' || now.busyAtStart === undefined) return done
+    return done + (threads.get(threadId)?.performance.eventLoopUtilization().active ?? now.busyAtStart) - now.busyAtStart
+  }
+
+  /** Off its worker: its busy time is counted there, and the call in line behind it runs now, in its place in the budget. */
   function offWorker(call: Call): void {
     if (call.threadId === undefined) return
+    if (call.busyAtStart !== undefined) {
+      const active = threads.get(call.threadId)?.performance.eventLoopUtilization().active ?? call.busyAtStart
+      busyInCalls.set(call.threadId, (busyInCalls.get(call.threadId) ?? 0) + active - call.busyAtStart)
+      call.busyAtStart = undefined
+    }
     const next = lines.remove(call.threadId, call)
     if (next === undefined) return
     if (next.ticket === undefined) {
@@ -579,9 +602,18 @@ export function createWarmPool(options: WarmPoolOptions): WarmPool {
     ? undefined
     : watchIdleWorkers({
         workers: () => threads.values(),
-        calls: (worker) => ({ busy: lines.length(worker.threadId) > 0 || ending.has(worker.threadId), reached: reachedOn.get(worker.threadId)?.count ?? 0 }),
+        calls: (worker) => ({
+          busy: lines.length(worker.threadId) > 0,
+          ending: ending.has(worker.threadId),
+          reached: reachedOn.get(worker.threadId)?.count ?? 0,
+          callsBusyMs: callsBusyMs(worker.threadId),
+        }),
         memMB: options.memMB,
-        passed: (worker, limit) => retire(worker.threadId, reachedOn.get(worker.threadId)?.id, limit),
+        passed: (worker, limit, starting) => {
+          retire(worker.threadId, reachedOn.get(worker.threadId)?.id, limit)
+          // Piscina starts another at once, and module top-level code burns again: the front holds the process back.
+          if (starting && limit === 'cpu') options.onStartsBurnt?.(++startsBurnt)
+        },
       })
 
   /** Fires the running call's abortSignal; past the grace, its worker is terminated. */

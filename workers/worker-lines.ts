@@ -11,6 +11,8 @@ export type WorkerLines<C> = {
   /** `by` takes `call`'s place in its worker's line (a stand-in for a call taken back from it). */
   replace(threadId: number, call: C, by: C): void
   length(threadId: number): number
+  /** The call the worker runs now (first in its line), if any. */
+  first(threadId: number): C | undefined
   /** The worker, of those whose line `fits`, with the fewest calls in line. */
   shortest(fits: (running: C, length: number) => boolean): number | undefined
 }
@@ -41,6 +43,7 @@ export function createWorkerLines<C>(): WorkerLines<C> {
       if (line !== undefined && at >= 0) line[at] = by
     },
     length: (threadId) => lines.get(threadId)?.length ?? 0,
+    first: (threadId) => lines.get(threadId)?.[0],
     shortest(fits) {
       let best: number | undefined
       let bestLength = Number.POSITIVE_INFINITY
