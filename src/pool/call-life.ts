@@ -72,6 +72,7 @@ export function fromGroup(answer: GroupAnswer, entry: RunnableEntry, about: Targ
   if (answer.kind === 'shutdown') return answered(workerDied(about, 'the service shut down before it answered'))
   if (answer.kind === 'not-started') return answer
   if (answer.reason === 'memory' && entry.memMB !== undefined) return answered(memoryExceeded(about, entry.memMB))
+  if (answer.reason === 'cpu' && entry.cpuMs !== undefined) return answered(cpuExceeded(about, entry.cpuMs))
   return answered(workerDied(about, answer.detail))
 }
 

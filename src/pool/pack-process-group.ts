@@ -17,6 +17,7 @@ import type { CallTask } from '../protocol/worker-messages.js'
 import { checkedAnswer, replacedId, type GroupOptions, type RunningCall, type WorkerGroup } from './group.js'
 import type { GroupAnswer, ReplaceReason, StopReason } from '../protocol/call-answers.js'
 import { packProcessCommand, type WarmWalls } from './strict-flags.js'
+import { type PoolCpuWatch, watchPoolCpu } from './pool-cpu-watch.js'
 import { watchThreads, type ThreadWatch } from './thread-watch.js'
 import { passLines } from './pack-output.js'
 import { whenEnded } from './process-end.js'
@@ -38,6 +39,16 @@ const WORKING_FOLDER = dirname(PACK_PROCESS)
 /** A process that dies sooner than this after its start counts towards the restart backoff. */
 const SHORT_LIFE_MS = 2_000
 const MAX_RESTART_DELAY_MS = 5_000
+/**
+ * Workers ended in a row for the CPU they spent as they started (module top-level code), no
+ * call between, before the process is killed and held back: Piscina starts another worker at
+ * once, and code that burns as it loads burned again, a core or more with no call at all
+ * (a red-team pass, stop 38). Held back 5 s the first time, twice as long each time after, to
+ * a minute, until one of its processes answers a call.
+ */
+const STARTS_BURNT = 3
+const HOLD_BACK_MS = 5_000
+const MAX_HOLD_BACK_MS = 60_000
 const CLOSE_GRACE_MS = 5_000
 /** How long a stopped call's process may take to free it (its own grace to terminate the worker, and more) before it is ended. */
 const STOP_GRACE_MS = 2_000
@@ -82,10 +93,17 @@ type Proc = {
   markExited(): void
   probes: Array<{ resolve(problems: string[]): void; reject(err: Error): void }>
   threads: ThreadWatch | undefined
-  /** Why the front killed it, when it did: its worker-replaced line says so. */
-  killedFor: { reason: ReplaceReason; id: string | undefined } | undefined
+  /** Its libuv pool's CPU against its calls' cpuMs (tools with cpuMs). */
+  poolCpu: PoolCpuWatch | undefined
+  /**
+   * Why the front killed it (a limit), and the tool named in its worker-replaced line; `answerAs`:
+   * its calls in flight are answered as past that limit, and `detail` says why to the others.
+   */
+  killedFor: { reason: ReplaceReason; id: string | undefined; answerAs?: 'memory' | 'cpu'; detail?: string } | undefined
   /** The last call of the process that ended, for that line. */
   lastId: string | undefined
+  /** Killed for its workers' starts (STARTS_BURNT): the next one waits longer to start. */
+  heldBack: boolean
   secret: string
 }
 
@@ -103,11 +121,16 @@ export function createPackProcessGroup(options: PackProcessOptions): WorkerGroup
   // Tools that all have limits: no thread of pack code's may outlive a call (thread-watch.ts).
   const limited = options.entries.length > 0 && options.entries.every((e) => e.cpuMs !== undefined || e.memMB !== undefined)
   const limitReason: ReplaceReason = options.entries.every((e) => e.cpuMs !== undefined) ? 'cpu' : 'memory'
+  // Tools that all have cpuMs: the CPU their calls hand to libuv's pool is theirs too (pool-cpu-watch.ts).
+  const poolCpuLimited = limitReason === 'cpu' && limited
+  const cpuMsOf = new Map(options.entries.map((e) => [e.key, e.cpuMs]))
   const networkNone = options.entries.length > 0 && options.entries.every((e) => e.networkNone)
   const entry = options.entry ?? PACK_PROCESS
   const entryIds = new Set(options.entries.map((e) => replacedId(e.key)))
   let closed = false
   let shortLives = 0
+  /** Processes held back in a row (STARTS_BURNT), none of them having answered a call. */
+  let heldBackTimes = 0
   let launches = 0
   let current = newProc(0)
 
@@ -127,6 +150,8 @@ export function createPackProcessGroup(options: PackProcessOptions): WorkerGroup
       markExited: () => markExited(),
       probes: [],
       threads: undefined,
+      poolCpu: undefined,
+      heldBack: false,
       killedFor: undefined,
       lastId: undefined,
       secret: randomUUID(),
@@ -178,11 +203,20 @@ export function createPackProcessGroup(options: PackProcessOptions): WorkerGroup
       proc.threads = watchThreads(
         pid,
         () => queue(proc, { type: 'count-threads' }),
-        () => {
-          proc.killedFor = { reason: limitReason, id: proc.lastId }
+        (why, trip) => {
+          // Memory: named at its end, after the call it was running if it ran one (that call is answered as past memMB).
+          proc.killedFor =
+            trip === 'memory' ? { reason: 'memory', id: undefined, answerAs: 'memory', detail: `killed: ${why}` } : { reason: limitReason, id: proc.lastId }
           child.kill('SIGKILL')
         },
+        options.memMB,
       )
+    }
+    if (poolCpuLimited && child.pid !== undefined) {
+      proc.poolCpu = watchPoolCpu(child.pid, (why) => {
+        proc.killedFor = { reason: 'cpu', id: undefined, answerAs: 'cpu', detail: `killed: ${why}` }
+        child.kill('SIGKILL')
+      })
     }
     send(proc, { type: 'setup', setup: { ...setup, countThreads: proc.threads !== undefined, secret: proc.secret } })
     // A replacement loads its modules again before its calls, as the boot probe did.
@@ -249,6 +283,7 @@ export function createPackProcessGroup(options: PackProcessOptions): WorkerGroup
       case 'answer': {
         const call = proc.pending.get(item.callId)
         if (call === undefined || call.answered) return
+        heldBackTimes = 0
         call.answered = true
         const answer = checkedAnswer(item.answer)
         call.answer(answer)
@@ -261,11 +296,22 @@ export function createPackProcessGroup(options: PackProcessOptions): WorkerGroup
         const call = proc.pending.get(item.callId)
         if (call === undefined) return
         proc.pending.delete(item.callId)
+        proc.poolCpu?.close(item.callId)
         settle(call, { kind: 'died', reason: 'crash', detail: 'it was stopped' })
         proc.lastId = call.id
         proc.threads?.check()
         return
       }
+      case 'starts-burnt':
+        if (!Number.isInteger(item.times) || item.times < STARTS_BURNT || proc.killedFor !== undefined) return
+        proc.heldBack = true
+        proc.killedFor = {
+          reason: 'cpu',
+          id: undefined,
+          detail: `killed: its workers spent more than the CPU a start may as they started, ${item.times} times in a row with no call between`,
+        }
+        proc.child?.kill('SIGKILL')
+        return
       case 'threads':
         if (Number.isInteger(item.live) && item.live >= 0) proc.threads?.counted(item.live)
         return
@@ -311,6 +357,7 @@ export function createPackProcessGroup(options: PackProcessOptions): WorkerGroup
     proc.gone = true
     proc.workers = 0
     proc.threads?.stop()
+    proc.poolCpu?.stop()
     proc.markExited()
     // What never left for it never will: file replies among it free their calls' places.
     proc.outbox = []
@@ -320,13 +367,19 @@ export function createPackProcessGroup(options: PackProcessOptions): WorkerGroup
     for (const probe of proc.probes.splice(0)) probe.reject(new Error(`its pack process exited (${why})`))
     const inFlight = died.find((call) => !call.answered)
     // Ended by the service closing its groups, not by pack code: the calls were cut by the shutdown.
-    for (const call of died) settle(call, closed ? { kind: 'shutdown' } : { kind: 'died', reason: 'crash', detail: why })
+    const reason = proc.killedFor?.answerAs ?? 'crash'
+    const detail = proc.killedFor?.detail ?? why
+    for (const call of died) settle(call, closed ? { kind: 'shutdown' } : { kind: 'died', reason, detail })
     if (closed || proc !== current) return
-    if (proc.killedFor !== undefined) options.onReplaced(proc.killedFor.reason, proc.killedFor.id)
+    if (proc.killedFor !== undefined) options.onReplaced(proc.killedFor.reason, proc.killedFor.id ?? inFlight?.id ?? proc.lastId)
     else options.onReplaced('crash', inFlight?.id ?? died[0]?.id)
     // A process that keeps dying as it starts is restarted less and less often.
     shortLives = performance.now() - proc.startedAt < SHORT_LIFE_MS ? shortLives + 1 : 0
-    const delay = shortLives <= 1 ? 0 : Math.min(MAX_RESTART_DELAY_MS, 100 * 2 ** (shortLives - 2))
+    const delay = proc.heldBack
+      ? Math.min(MAX_HOLD_BACK_MS, HOLD_BACK_MS * 2 ** heldBackTimes++)
+      : shortLives <= 1
+        ? 0
+        : Math.min(MAX_RESTART_DELAY_MS, 100 * 2 ** (shortLives - 2))
     current = newProc(delay)
   }
 
@@ -353,6 +406,8 @@ export function createPackProcessGroup(options: PackProcessOptions): WorkerGroup
       settle(call, { kind: 'died', reason: 'crash', detail: 'its pack process had exited' })
     } else {
       proc.pending.set(task.callId, call)
+      const cpuMs = cpuMsOf.get(task.key)
+      if (cpuMs !== undefined) proc.poolCpu?.open(task.callId, cpuMs)
       queue(proc, { type: 'call', task })
     }
     const stop = (reason: StopReason) => {

@@ -1,32 +1,67 @@
-// A pack process's CPU time and data segment, read by the front from /proc: measured from
+// A pack process's CPU time, data segment and resident memory, read by the front from /proc: measured from
 // outside the process, so pack code cannot rewrite them (issue 16, cpuMs and memMB).
-import { readFileSync } from 'node:fs'
+import { readdirSync, readFileSync } from 'node:fs'
 
 /** Kernel clock ticks a second (USER_HZ): 100 on every Linux build Node supports. */
 const TICKS_PER_SECOND = 100
 
-/** User + system CPU time of `pid` in milliseconds, or undefined when it cannot be read (gone, not Linux). */
-export function cpuTimeMs(pid: number): number | undefined {
-  let stat: string
+/** User + system CPU time in clock ticks of a `/proc/.../stat` text, and its command name. */
+function statTicks(stat: string): { name: string; ticks: number } | undefined {
+  // The command name (field 2) may hold spaces and parentheses: count fields after its last ')'.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+  const ticks = Number(fields[11]) + Number(fields[12])
+  return Number.isFinite(ticks) ? { name: stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')), ticks } : undefined
+}
+
+/** A /proc file's text, or undefined (its process or thread is gone, or this is not Linux). */
+function readProc(path: string): string | undefined {
   try {
-    stat = readFileSync(`/proc/${pid}/stat`, 'latin1')
+    return readFileSync(path, 'latin1')
   } catch {
     return undefined
   }
-  // The command name (field 2) may hold spaces and parentheses: count fields after its last ')'.
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-  const utime = Number(fields[11])
-  const stime = Number(fields[12])
-  if (!Number.isFinite(utime) || !Number.isFinite(stime)) return undefined
-  return ((utime + stime) * 1000) / TICKS_PER_SECOND
+}
+
+/** User + system CPU time of `pid` in milliseconds, or undefined when it cannot be read (gone, not Linux). */
+export function cpuTimeMs(pid: number): number | undefined {
+  const stat = readProc(`/proc/${pid}/stat`)
+  const read = stat === undefined ? undefined : statTicks(stat)
+  return read === undefined ? undefined : (read.ticks * 1000) / TICKS_PER_SECOND
+}
+
+/** A `kB` field of `/proc/<pid>/status` in bytes, or undefined (gone, not Linux). */
+function statusBytes(pid: number, field: 'VmData' | 'VmRSS'): number | undefined {
+  const match = new RegExp(`^${field}:\\s+(\\d+) kB$`, 'm').exec(readProc(`/proc/${pid}/status`) ?? '')
+  return match === null ? undefined : Number(match[1]) * 1024
 }
 
 /** VmData of `pid` in bytes (what RLIMIT_DATA counts), or undefined. */
 export function dataBytes(pid: number): number | undefined {
+  return statusBytes(pid, 'VmData')
+}
+
+/** VmRSS of `pid` in bytes (what it holds in memory: heaps, Buffers, SharedArrayBuffers, native memory alike), or undefined. */
+export function residentBytes(pid: number): number | undefined {
+  return statusBytes(pid, 'VmRSS')
+}
+
+/**
+ * User + system CPU time, in milliseconds, of `pid`'s libuv thread pool (its threads named
+ * `libuv-worker`: crypto, zlib, fs and dns work handed off the event loop), or undefined once
+ * it is gone. A thread's name is its own to change only from native code in that thread.
+ */
+export function libuvPoolCpuMs(pid: number): number | undefined {
+  let tasks: string[]
   try {
-    const match = /^VmData:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, 'latin1'))
-    return match === null ? undefined : Number(match[1]) * 1024
+    tasks = readdirSync(`/proc/${pid}/task`)
   } catch {
     return undefined
   }
+  let ticks = 0
+  for (const task of tasks) {
+    const stat = readProc(`/proc/${pid}/task/${task}/stat`) // undefined: it has ended
+    const read = stat === undefined ? undefined : statTicks(stat)
+    if (read?.name === 'libuv-worker') ticks += read.ticks
+  }
+  return (ticks * 1000) / TICKS_PER_SECOND
 }

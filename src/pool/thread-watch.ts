@@ -6,7 +6,15 @@
 // count that stays over for a few reads in a row is a thread pack code started: the front
 // kills the process, whose end answers its calls. The pool's word is authenticated with a
 // secret pack code never saw, and a count that does not come in time counts against it.
+// With memMB, the same reads weigh the process's resident memory against what its workers may
+// hold: Node's own (read with the base) and, a worker, memMB of heap and Buffers as the call's
+// watch counts them plus what V8 keeps beside them. A SharedArrayBuffer, or zlib's native
+// memory, is no worker's heap or external memory: a memMB 64 tool held 1.6 GB of them (a
+// red-team pass, stop 38). The process is the unit the kernel measures, so one whose memory
+// stays over is killed, with the calls it runs: the hostile case, which no call of a tool that
+// keeps to memMB reaches.
 import { readFileSync } from 'node:fs'
+import { residentBytes } from './proc-stat.js'
 
 /** Reads in a row a count must stay over before the process is killed (a worker Piscina ends can outlive its count for a moment). */
 const STRIKES = 3
@@ -14,6 +22,14 @@ const RECHECK_MS = 20
 const EVERY_MS = 500
 /** How long the pool may take to say its count before the process counts as hiding one. */
 const ANSWER_MS = 5_000
+/** What a worker may hold beside memMB (V8's young generation, code, the isolate, the pack's modules). */
+export const WORKER_OVERHEAD_MB = 96
+/** What the process may hold beside Node's own start and its workers (libuv, channel buffers, stdio). */
+export const PROCESS_OVERHEAD_MB = 64
+const MB = 1024 * 1024
+
+/** Why the process is killed: a thread beyond its own, or memory beyond memMB. */
+export type WatchTrip = 'threads' | 'memory'
 
 export type ThreadWatch = {
   /**
@@ -39,8 +55,9 @@ export function threadsOf(pid: number): number | undefined {
   }
 }
 
-export function watchThreads(pid: number, ask: () => void, tooMany: (why: string) => void): ThreadWatch {
+export function watchThreads(pid: number, ask: () => void, tooMany: (why: string, trip: WatchTrip) => void, memMB?: number): ThreadWatch {
   let base: number | undefined
+  let residentBase = 0
   let baseRead = false
   let asking = false
   let strikes = 0
@@ -62,7 +79,7 @@ export function watchThreads(pid: number, ask: () => void, tooMany: (why: string
     answerTimer = setTimeout(() => {
       if (stopped || !asking) return
       stop()
-      tooMany(`it did not say its thread count within ${ANSWER_MS} ms`)
+      tooMany(`it did not say its thread count within ${ANSWER_MS} ms`, 'threads')
     }, ANSWER_MS)
     answerTimer.unref()
   }
@@ -72,11 +89,21 @@ export function watchThreads(pid: number, ask: () => void, tooMany: (why: string
     send()
   }
 
+  /** Why the process holds more than `live` workers may under memMB, if it does. */
+  function overMemory(live: number): string | undefined {
+    if (memMB === undefined) return undefined
+    const resident = residentBytes(pid)
+    const allowed = residentBase + (PROCESS_OVERHEAD_MB + live * (memMB + WORKER_OVERHEAD_MB)) * MB
+    if (resident === undefined || resident <= allowed) return undefined
+    return `it held ${Math.round(resident / MB)} MB, past the ${Math.round(allowed / MB)} MB its ${live} worker(s) may hold under memMB ${memMB}`
+  }
+
   return {
     readBase() {
       if (baseRead) return false
       baseRead = true
       base = threadsOf(pid)
+      residentBase = residentBytes(pid) ?? 0
       return true
     },
     check,
@@ -86,7 +113,8 @@ export function watchThreads(pid: number, ask: () => void, tooMany: (why: string
       const now = threadsOf(pid)
       if (now === undefined) return stop()
       const extra = now - base - live
-      if (extra <= 0) {
+      const over = extra > 0 ? undefined : overMemory(live)
+      if (extra <= 0 && over === undefined) {
         strikes = 0
         asking = false
         return
@@ -96,7 +124,8 @@ export function watchThreads(pid: number, ask: () => void, tooMany: (why: string
         return
       }
       stop()
-      tooMany(`${extra} thread(s) beyond Node's own and its pool's workers`)
+      if (extra > 0) tooMany(`${extra} thread(s) beyond Node's own and its pool's workers`, 'threads')
+      else tooMany(over as string, 'memory')
     },
     stop,
   }

@@ -16,7 +16,8 @@ export type CallResult = {
 
 export type GroupAnswer =
   | { kind: 'result'; result: CallResult }
-  | { kind: 'died'; reason: 'crash' | 'memory'; detail: string }
+  /** `memory`, `cpu`: it died of its process being killed for memMB or cpuMs, and is answered as past that limit. */
+  | { kind: 'died'; reason: 'crash' | 'memory' | 'cpu'; detail: string }
   /** The service closed its workers while the call ran (a shutdown past its drain). */
   | { kind: 'shutdown' }
   /** The host could not start the call (its tmpDir could not be made): nothing of it ran. */

@@ -1,9 +1,10 @@
 // The thread count behind "nothing a limited call started runs on" (src/pool/thread-watch.ts),
 // read from this test process's own /proc entry: a thread the pool does not account for trips
-// it after a few reads, the pool's own workers do not, and a count that never comes does.
+// it after a few reads, the pool's own workers do not, and a count that never comes does; with
+// memMB, memory held past what the process's workers may hold trips it too, whatever holds it.
 import { Worker } from 'node:worker_threads'
 import { afterEach, describe, expect, it } from 'vitest'
-import { threadsOf, watchThreads, type ThreadWatch } from '../../src/pool/thread-watch.js'
+import { PROCESS_OVERHEAD_MB, threadsOf, type ThreadWatch, type WatchTrip, watchThreads } from '../../src/pool/thread-watch.js'
 
 const idleWorker = () => new Worker('setInterval(() => {}, 1000)', { eval: true })
 let watch: ThreadWatch | undefined
@@ -65,4 +66,31 @@ describe('the thread count of a limited pack process', () => {
     w.check()
     expect(await tripped).toMatch(/did not say its thread count within/)
   }, 10_000)
+
+  it('with memMB, memory the process holds past what its workers may hold trips it for memory; memory within it does not', async () => {
+    const trips: Array<[string, WatchTrip]> = []
+    const w = watchThreads(
+      process.pid,
+      () => setImmediate(() => w.counted(0)),
+      (why, trip) => trips.push([why, trip]),
+      16,
+    )
+    w.readBase()
+    watch = w
+    const within = Buffer.alloc((PROCESS_OVERHEAD_MB / 2) * 1024 * 1024, 1)
+    for (let i = 0; i < 4; i++) {
+      w.check()
+      await new Promise((r) => setTimeout(r, 40))
+    }
+    expect(trips, `${within.length} bytes held`).toEqual([])
+    // A SharedArrayBuffer, as the attack held: no heap's or external memory, every page written.
+    const past = new Uint8Array(new SharedArrayBuffer((PROCESS_OVERHEAD_MB + 64) * 1024 * 1024)).fill(1)
+    for (let i = 0; i < 6 && trips.length === 0; i++) {
+      w.check()
+      await new Promise((r) => setTimeout(r, 60))
+    }
+    expect(trips, `${past.length} more bytes held`).toEqual([
+      [expect.stringMatching(/^it held \d+ MB, past the \d+ MB its 0 worker\(s\) may hold under memMB 16$/), 'memory'],
+    ])
+  })
 })

@@ -1,0 +1,54 @@
+// The ledger behind "cpuMs counts the CPU a call hands to libuv's thread pool"
+// (src/pool/pool-cpu-watch.ts), on a pool CPU time the test sets: pool CPU within the credit
+// of the calls in flight passes, pool CPU past it kills the process, a call's credit ends with
+// it, and a small allowance a read is the process's own.
+import { afterEach, describe, expect, it } from 'vitest'
+import { type PoolCpuWatch, watchPoolCpu } from '../../src/pool/pool-cpu-watch.js'
+
+let watch: PoolCpuWatch | undefined
+afterEach(() => watch?.stop())
+
+/** A watch read every 20 ms whose pool has spent `cpu.ms` in all; `over` holds why it tripped, once it has. */
+function watching(): { cpu: { ms: number }; over: string[]; watch: PoolCpuWatch } {
+  const cpu = { ms: 0 }
+  const over: string[] = []
+  watch = watchPoolCpu(1, (why) => over.push(why), { everyMs: 20, read: () => cpu.ms })
+  return { cpu, over, watch }
+}
+
+const reads = (n: number) => new Promise((resolve) => setTimeout(resolve, n * 20 + 10))
+
+describe("a cpuMs pack process's libuv pool CPU is charged to its calls in flight", () => {
+  it('pool CPU within the cpuMs of the calls in flight passes', async () => {
+    const { cpu, over, watch: w } = watching()
+    w.open(1, 300)
+    w.open(2, 300)
+    cpu.ms += 550
+    await reads(2)
+    expect(over).toEqual([])
+  })
+  it('pool CPU past their cpuMs kills the process, naming how much', async () => {
+    const { cpu, over, watch: w } = watching()
+    w.open(1, 200)
+    cpu.ms += 600
+    await reads(2)
+    expect(over).toEqual([expect.stringMatching(/^its libuv thread pool spent \d+ ms of CPU past the cpuMs of the calls in flight$/)])
+  })
+  it('a call’s credit ends with it: work it left running after its answer is paid for by no one', async () => {
+    const { cpu, over, watch: w } = watching()
+    w.open(1, 10_000)
+    await reads(1)
+    w.close(1)
+    cpu.ms += 400
+    await reads(2)
+    expect(over).toHaveLength(1)
+  })
+  it('with no call in flight, a little pool CPU a read is the process’s own', async () => {
+    const { cpu, over } = watching()
+    for (let i = 0; i < 10; i++) {
+      cpu.ms += 20
+      await reads(1)
+    }
+    expect(over).toEqual([])
+  })
+})
