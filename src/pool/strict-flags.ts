@@ -8,8 +8,8 @@
 // process, strict or warm, starts in a Landlock domain of its own where the kernel has one
 // (landlock.ts): it can signal, reach the abstract sockets of, or write the /proc entries of no
 // process outside it.
-import { readdirSync, realpathSync } from 'node:fs'
-import { dirname, relative, resolve, sep } from 'node:path'
+import { lstatSync, readdirSync, realpathSync } from 'node:fs'
+import { dirname, join, relative, resolve, sep } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import type { Config } from '../config.js'
 import { RUNTIME, type Runtime } from '../runtime.js'
@@ -80,10 +80,46 @@ const SYSTEM_READS = [
 /** Node's install (the folder above its bin/), found once: every strict start asks. */
 let nodeInstall: string | undefined
 
-/** Everything a strict call's process may read, by the kernel's wall: the roots, Node's install, the system's files. */
+/** What strictReads gave for a set of roots (every strict start asks, and the roots change only with a reload). */
+const readsOfRoots = new Map<string, string[]>()
+
+/**
+ * Everything a strict call's process may read, by the kernel's wall: the roots, the
+ * `package.json` files above them, Node's install, the system's files. Node reads the nearest
+ * `package.json` above a module for its type (and its `imports`) past its own permission
+ * model; a pack kept in a folder of a larger project (a monorepo's `package.json` above the
+ * module root) failed to load every strict tool, "Cannot read package config … permission
+ * denied", once the kernel refused it (stop 39).
+ */
 export function strictReads(readRoots: readonly string[]): string[] {
+  const key = readRoots.join('\0')
+  const known = readsOfRoots.get(key)
+  if (known !== undefined) return known
   nodeInstall ??= dirname(dirname(real(process.execPath)))
-  return [...new Set([...readRoots, nodeInstall, ...SYSTEM_READS])]
+  const reads = [...new Set([...readRoots, ...packageScopes(readRoots), nodeInstall, ...SYSTEM_READS])]
+  readsOfRoots.set(key, reads)
+  return reads
+}
+
+/** The `package.json` files in the folders above each root, as they are now (not the folders: only those files). */
+function packageScopes(roots: readonly string[]): string[] {
+  const found: string[] = []
+  for (const root of roots) {
+    for (let folder = dirname(root); ; folder = dirname(folder)) {
+      const file = join(folder, 'package.json')
+      if (isFile(file) && !roots.some((r) => inside(file, r))) found.push(file)
+      if (dirname(folder) === folder) break
+    }
+  }
+  return found
+}
+
+function isFile(path: string): boolean {
+  try {
+    return lstatSync(path).isFile()
+  } catch {
+    return false
+  }
 }
 
 /** Which postures a pack's tools run in: strict calls read the roots, warm code all but the token's folder. */

@@ -1,9 +1,9 @@
 import { spawnSync } from 'node:child_process'
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, it, onTestFinished } from 'vitest'
-import { callFolderEnv, everywhereBut, strictCommand } from '../../src/pool/strict-flags.js'
+import { callFolderEnv, everywhereBut, strictCommand, strictReads } from '../../src/pool/strict-flags.js'
 
 describe("a strict process's call folder is granted in its environment, not on its command line", () => {
   it('the process may write its folder (a name with a space and a quote) and nothing beside it; the command line never names the folder', () => {
@@ -53,5 +53,29 @@ describe("a warm pack process's read grants: everywhere but the hidden paths", (
     expect(covers(join(link, 'token')), 'the link into the hidden folder').toBe(false)
     expect(covers(join(dir, 'sibling', 'x'))).toBe(true)
     expect(covers('/etc/hostname')).toBe(true)
+  })
+})
+
+describe('what a strict process may read above its roots: the package.json files there, which the module loader reads', () => {
+  it('names each package.json above a root, not its folder, nor one inside a root', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'kph-scope-'))
+    onTestFinished(() => rmSync(dir, { recursive: true, force: true }))
+    const root = join(dir, 'repo', 'packs', 'p')
+    mkdirSync(root, { recursive: true })
+    for (const folder of [dir, join(dir, 'repo'), root]) writeFileSync(join(folder, 'package.json'), '{}')
+    const reads = strictReads([root])
+    expect(reads).toEqual(expect.arrayContaining([root, join(dir, 'package.json'), join(dir, 'repo', 'package.json')]))
+    expect(reads).not.toContain(join(dir, 'repo'))
+    expect(reads).not.toContain(join(dir, 'repo', 'packs', 'package.json'))
+    expect(reads).not.toContain(join(root, 'package.json'))
+  })
+  it('leaves out a package.json that is a link (the kernel wall would read where it leads)', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'kph-scope-'))
+    onTestFinished(() => rmSync(dir, { recursive: true, force: true }))
+    const root = join(dir, 'p')
+    mkdirSync(root)
+    writeFileSync(join(dir, 'elsewhere'), 'a secret')
+    symlinkSync(join(dir, 'elsewhere'), join(dir, 'package.json'))
+    expect(strictReads([root]).filter((read) => read.startsWith(dir))).toEqual([root])
   })
 })
