@@ -30,19 +30,23 @@ export function cpuTimeMs(pid: number): number | undefined {
 }
 
 /** A `kB` field of `/proc/<pid>/status` in bytes, or undefined (gone, not Linux). */
-function statusBytes(pid: number, field: 'VmData' | 'VmRSS'): number | undefined {
+function statusBytes(pid: number, field: 'VmData'): number | undefined {
   const match = new RegExp(`^${field}:\\s+(\\d+) kB$`, 'm').exec(readProc(`/proc/${pid}/status`) ?? '')
   return match === null ? undefined : Number(match[1]) * 1024
+}
+
+/** `pid`'s threads and VmRSS in bytes (what it holds in memory: heaps, Buffers, SharedArrayBuffers, native memory alike), from one read, or undefined once it is gone. */
+export function threadsAndResident(pid: number): { threads: number; residentBytes: number | undefined } | undefined {
+  const status = readProc(`/proc/${pid}/status`)
+  const threads = status === undefined ? null : /^Threads:\s+(\d+)$/m.exec(status)
+  if (status === undefined || threads === null) return undefined
+  const resident = /^VmRSS:\s+(\d+) kB$/m.exec(status)
+  return { threads: Number(threads[1]), residentBytes: resident === null ? undefined : Number(resident[1]) * 1024 }
 }
 
 /** VmData of `pid` in bytes (what RLIMIT_DATA counts), or undefined. */
 export function dataBytes(pid: number): number | undefined {
   return statusBytes(pid, 'VmData')
-}
-
-/** VmRSS of `pid` in bytes (what it holds in memory: heaps, Buffers, SharedArrayBuffers, native memory alike), or undefined. */
-export function residentBytes(pid: number): number | undefined {
-  return statusBytes(pid, 'VmRSS')
 }
 
 /**

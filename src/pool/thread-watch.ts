@@ -13,8 +13,7 @@
 // red-team pass, stop 38). The process is the unit the kernel measures, so one whose memory
 // stays over is killed, with the calls it runs: the hostile case, which no call of a tool that
 // keeps to memMB reaches.
-import { readFileSync } from 'node:fs'
-import { residentBytes } from './proc-stat.js'
+import { threadsAndResident } from './proc-stat.js'
 
 /** Reads in a row a count must stay over before the process is killed (a worker Piscina ends can outlive its count for a moment). */
 const STRIKES = 3
@@ -47,12 +46,7 @@ export type ThreadWatch = {
 
 /** The number of threads of `pid`, or undefined once it is gone. */
 export function threadsOf(pid: number): number | undefined {
-  try {
-    const match = /^Threads:\s+(\d+)$/m.exec(readFileSync(`/proc/${pid}/status`, 'latin1'))
-    return match === null ? undefined : Number(match[1])
-  } catch {
-    return undefined
-  }
+  return threadsAndResident(pid)?.threads
 }
 
 export function watchThreads(pid: number, ask: () => void, tooMany: (why: string, trip: WatchTrip) => void, memMB?: number): ThreadWatch {
@@ -89,10 +83,9 @@ export function watchThreads(pid: number, ask: () => void, tooMany: (why: string
     send()
   }
 
-  /** Why the process holds more than `live` workers may under memMB, if it does. */
-  function overMemory(live: number): string | undefined {
+  /** Why the process, holding `resident` bytes, holds more than `live` workers may under memMB, if it does. */
+  function overMemory(live: number, resident: number | undefined): string | undefined {
     if (memMB === undefined) return undefined
-    const resident = residentBytes(pid)
     const allowed = residentBase + (PROCESS_OVERHEAD_MB + live * (memMB + WORKER_OVERHEAD_MB)) * MB
     if (resident === undefined || resident <= allowed) return undefined
     return `it held ${Math.round(resident / MB)} MB, past the ${Math.round(allowed / MB)} MB its ${live} worker(s) may hold under memMB ${memMB}`
@@ -102,18 +95,19 @@ export function watchThreads(pid: number, ask: () => void, tooMany: (why: string
     readBase() {
       if (baseRead) return false
       baseRead = true
-      base = threadsOf(pid)
-      residentBase = residentBytes(pid) ?? 0
+      const status = threadsAndResident(pid)
+      base = status?.threads
+      residentBase = status?.residentBytes ?? 0
       return true
     },
     check,
     counted(live) {
       if (stopped || !asking || base === undefined) return
       clearTimeout(answerTimer)
-      const now = threadsOf(pid)
-      if (now === undefined) return stop()
-      const extra = now - base - live
-      const over = extra > 0 ? undefined : overMemory(live)
+      const status = threadsAndResident(pid)
+      if (status === undefined) return stop()
+      const extra = status.threads - base - live
+      const over = extra > 0 ? undefined : overMemory(live, status.residentBytes)
       if (extra <= 0 && over === undefined) {
         strikes = 0
         asking = false
