@@ -1,11 +1,12 @@
 // Strict calls in processes of their own (issue 16), seen from outside: the front starts
 // them through its spawner, none of them holds the token, and a spawner that dies ends only
 // the calls it was running; the service goes on and starts a new one.
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { type Host, invoke, invokeThenLeave, sharedHost, sleep, spawnHost, TOKEN, within } from '../helpers/host.js'
+import { writeScratchPack } from '../helpers/scratch-pack.js'
 import { tempDirs } from '../helpers/temp-dir.js'
 import { cmdline, processTree } from '../walls/walls-helpers.js'
 
@@ -224,24 +225,9 @@ describe('a strict pack kept in a folder of a larger project', () => {
     writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'monorepo', private: true, type: 'module' }))
     writeFileSync(join(project, 'secret.txt'), 'not for packs')
     const root = join(project, 'packs', 'p')
-    mkdirSync(join(root, 'tools'), { recursive: true })
-    writeFileSync(
-      join(root, 'tools', 'read.js'),
-      "import { readFileSync } from 'node:fs'\nexport default (input) => { try { return { text: readFileSync(input.file, 'utf8') } } catch (err) { return { denied: err.code } } }\n",
-    )
-    const tool = { id: 'read', version: '1.0.0', modulePath: 'tools/read.js', input: { type: 'object' }, output: { type: 'object' } }
-    const index = {
-      v: 1,
-      packId: 'nested',
-      packVersion: '1.0.0',
-      artifactVersion: '1',
-      publishedAt: '2026-12-01T10:00:00.000Z',
-      agents: [],
-      flows: [],
-      guardrails: [],
-      tools: [tool],
-    }
-    writeFileSync(join(root, 'index.json'), JSON.stringify(index))
+    const read =
+      "import { readFileSync } from 'node:fs'\nexport default (input) => { try { return { text: readFileSync(input.file, 'utf8') } } catch (err) { return { denied: err.code } } }\n"
+    writeScratchPack(root, 'nested', { read: { code: read } })
     const nested = await spawnHost({
       args: ['--index', join(root, 'index.json'), '--module-root', root, '--host', '127.0.0.1'],
       env: { KINDGI_PACK_SANDBOX: 'strict' },

@@ -23,11 +23,12 @@
 //    checks a link's own path, in the pack, and follows it. The kernel now refuses a strict
 //    process every read outside its roots, its call folder, Node's install and system files.
 import { execFileSync } from 'node:child_process'
-import { mkdirSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs'
+import { readdirSync, symlinkSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { METRICS_MAX_CONNECTIONS } from '../../src/metrics-server.js'
 import { sleep, TOKEN } from '../helpers/host.js'
+import { writeScratchPack } from '../helpers/scratch-pack.js'
 import { landlockOf, NO_CAPABILITIES, rawHttp, rawInvoke, rssMB, scratchDir, STRICT, stillServes, treeCpuMs, wallsPackWith, withHost } from './walls-helpers.js'
 
 /** Imports `input.file` (relative to its own file) through a resolve hook that skips the resolver, and returns what the import gave or threw. */
@@ -59,25 +60,9 @@ export default (input) => {
 /** A pack of `echo` and `pinned-leak` in a scratch folder, with `links` (name in tools/ → target) and FIFOs named in `fifos` (in its root). */
 function leakPack(links: Record<string, string>, fifos: string[] = []): string {
   const root = scratchDir('pinned')
-  mkdirSync(join(root, 'tools'))
-  writeFileSync(join(root, 'tools', 'echo.js'), ECHO)
-  writeFileSync(join(root, 'tools', 'pinned-leak.js'), PINNED_LEAK)
-  writeFileSync(join(root, 'tools', 'read-link.js'), READ_LINK)
+  writeScratchPack(root, 'pinned', { echo: { code: ECHO }, 'pinned-leak': { code: PINNED_LEAK }, 'read-link': { code: READ_LINK } })
   for (const [name, target] of Object.entries(links)) symlinkSync(target, join(root, 'tools', name))
   for (const name of fifos) execFileSync('mkfifo', [join(root, name)])
-  const tool = (id: string) => ({ id, version: '1.0.0', input: { type: 'object' }, output: { type: 'object' }, modulePath: `tools/${id}.js` })
-  const index = {
-    v: 1,
-    packId: 'pinned',
-    packVersion: '1.0.0',
-    artifactVersion: '1',
-    publishedAt: '2026-12-03T00:00:00.000Z',
-    agents: [],
-    flows: [],
-    guardrails: [],
-    tools: [tool('echo'), tool('pinned-leak'), tool('read-link')],
-  }
-  writeFileSync(join(root, 'index.json'), JSON.stringify(index))
   // The service's user (nobody, under NO_CAPABILITIES) reads it as a deployed pack.
   execFileSync('chmod', ['-R', 'a+rX', root])
   return join(root, 'index.json')

@@ -1,27 +1,7 @@
-// Stop 39: what the second red-team pass of stop 38 found past that stop's walls.
-//
-// 1. idle-burn, called often: the idle watch compared two reads of a worker only when no call
-//    had reached it in between, so a cpuMs tool that hooked Piscina's park and was called
-//    every 0.4 s spent its worker's whole core between its calls, with no line logged
-//    (18 s of CPU in 10 s from 46 cheap calls). The watch now counts a worker's CPU that its
-//    calls' busy time does not account for, across calls.
-// 2. shared-hold: a memMB 64 tool held a gigabyte of SharedArrayBuffers, which are no worker's
-//    heap or external memory, the two things memMB's watches read. The front now weighs a
-//    limited pack process's resident memory against what its workers may hold under memMB,
-//    and kills one that stays over.
-// 3. pool-left: a cpuMs tool handed CPU to libuv's thread pool (async crypto.pbkdf2) and
-//    answered at once: no worker's busy time, so no cpuMs counted it, and the pack process used
-//    both cores for minutes. The front now reads the pool threads' CPU and charges it to the
-//    cpuMs of the calls in flight; past that, the process is killed.
-// 4. hook-at-load: a cpuMs tool's module replaced Atomics.wait at its top level, so that every
-//    worker Piscina started burned as it parked, before any call: each was ended at its 5 s
-//    start allowance and the next started at once, a core or more burned with no call at all.
-//    A process whose workers are ended so three times in a row is now killed and held back,
-//    5 s and then longer each time, until one of its processes answers a call.
-import { mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { sleep } from '../helpers/host.js'
+import { writeScratchPack } from '../helpers/scratch-pack.js'
 import { processTree, rawInvoke, rssMB, scratchDir, stillServes, treeCpuMs, wallsPackWith, withHost } from './walls-helpers.js'
 
 describe("stop 39: a limited warm tool's code runs on its worker between calls at most briefly, however often it is called", () => {
@@ -121,29 +101,10 @@ export default () => ({ never: 'called' })
 describe('stop 39: a limited pack process whose workers burn as they start is held back', () => {
   it('hook-at-load (none): after three workers ended for their starts in a row, no call between, the process is killed and not started again for seconds', async () => {
     const root = scratchDir('hook-at-load')
-    mkdirSync(join(root, 'tools'))
-    writeFileSync(join(root, 'tools', 'hook.js'), HOOK_AT_LOAD)
-    writeFileSync(join(root, 'tools', 'echo.js'), 'export default (input, ctx) => ({ input, tenantId: ctx.tenantId })\n')
-    const tool = (id: string, limits?: object) => ({
-      id,
-      version: '1.0.0',
-      modulePath: `tools/${id}.js`,
-      input: { type: 'object' },
-      output: { type: 'object' },
-      ...(limits && { limits }),
+    writeScratchPack(root, 'hook-at-load', {
+      hook: { code: HOOK_AT_LOAD, limits: { cpuMs: 200 } },
+      echo: { code: 'export default (input, ctx) => ({ input, tenantId: ctx.tenantId })\n' },
     })
-    const index = {
-      v: 1,
-      packId: 'hook-at-load',
-      packVersion: '1.0.0',
-      artifactVersion: '1',
-      publishedAt: '2026-12-01T10:00:00.000Z',
-      agents: [],
-      flows: [],
-      guardrails: [],
-      tools: [tool('hook', { cpuMs: 200 }), tool('echo')],
-    }
-    writeFileSync(join(root, 'index.json'), JSON.stringify(index))
     await withHost({ args: ['--index', join(root, 'index.json'), '--module-root', root, '--host', '127.0.0.1'] }, async (host) => {
       // Two workers burn from the start, each ended at 5 s of CPU; the third ends at about 10 s.
       const killed = await host
