@@ -1,5 +1,6 @@
-// A pack process's CPU time, data segment and resident memory, read by the front from /proc: measured from
-// outside the process, so pack code cannot rewrite them (issue 16, cpuMs and memMB).
+// A pack process's CPU time (its own, and its libuv pool's), data segment, threads and resident
+// memory, read by the front from /proc: measured from outside the process, so pack code cannot
+// rewrite them (issue 16, cpuMs and memMB).
 import { readdirSync, readFileSync } from 'node:fs'
 
 /** Kernel clock ticks a second (USER_HZ): 100 on every Linux build Node supports. */
@@ -29,12 +30,6 @@ export function cpuTimeMs(pid: number): number | undefined {
   return read === undefined ? undefined : (read.ticks * 1000) / TICKS_PER_SECOND
 }
 
-/** A `kB` field of `/proc/<pid>/status` in bytes, or undefined (gone, not Linux). */
-function statusBytes(pid: number, field: 'VmData'): number | undefined {
-  const match = new RegExp(`^${field}:\\s+(\\d+) kB$`, 'm').exec(readProc(`/proc/${pid}/status`) ?? '')
-  return match === null ? undefined : Number(match[1]) * 1024
-}
-
 /** `pid`'s threads and VmRSS in bytes (what it holds in memory: heaps, Buffers, SharedArrayBuffers, native memory alike), from one read, or undefined once it is gone. */
 export function threadsAndResident(pid: number): { threads: number; residentBytes: number | undefined } | undefined {
   const status = readProc(`/proc/${pid}/status`)
@@ -46,7 +41,8 @@ export function threadsAndResident(pid: number): { threads: number; residentByte
 
 /** VmData of `pid` in bytes (what RLIMIT_DATA counts), or undefined. */
 export function dataBytes(pid: number): number | undefined {
-  return statusBytes(pid, 'VmData')
+  const match = /^VmData:\s+(\d+) kB$/m.exec(readProc(`/proc/${pid}/status`) ?? '')
+  return match === null ? undefined : Number(match[1]) * 1024
 }
 
 /**
