@@ -36,8 +36,7 @@ export type IdleWatchOptions = {
   calls: (worker: Worker) => WorkerCalls
   /** The group's memMB, if it has one. */
   memMB: number | undefined
-  /** `starting`: it had reached no call yet (its start, the pack's modules, spent the CPU). */
-  passed: (worker: Worker, limit: 'cpu' | 'memory', starting: boolean) => void
+  passed: (worker: Worker, limit: 'cpu' | 'memory') => void
   everyMs?: number
   cpuLimitMs?: number
 }
@@ -66,11 +65,11 @@ export function watchIdleWorkers(options: IdleWatchOptions): IdleWatch {
     if (after.ending) return
     const stillIdle = idle && !after.busy && after.reached === before.reached
     if (stillIdle && memMB !== undefined && heldBytes !== undefined && heldBytes > memMB * 1024 * 1024) {
-      options.passed(worker, 'memory', after.reached === 0)
+      options.passed(worker, 'memory')
       return
     }
     if (after.reached === 0) {
-      if (cpuUs > STARTUP_CPU_MS * 1000) options.passed(worker, 'cpu', true)
+      if (cpuUs > STARTUP_CPU_MS * 1000) options.passed(worker, 'cpu')
       return
     }
     const previous = last.get(worker)
@@ -80,7 +79,7 @@ export function watchIdleWorkers(options: IdleWatchOptions): IdleWatch {
     if (previous === undefined) return
     // Credit a call's busy time beyond its CPU (it waited) does not carry over to later reads.
     const noCallsUs = cpuUs - previous.cpuUs - (after.callsBusyMs - previous.callsBusyMs) * 1000
-    if (noCallsUs > cpuLimitMs * 1000) options.passed(worker, 'cpu', false)
+    if (noCallsUs > cpuLimitMs * 1000) options.passed(worker, 'cpu')
   }
   const timer = setInterval(() => {
     if (reading) return

@@ -116,7 +116,7 @@ function start(setup: PackSetup): void {
     minThreads: setup.minThreads,
     workerThreads: setup.workerThreads,
     onReplaced: (reason, id) => out({ type: 'replaced', reason, id }),
-    onStartsBurnt: (times) => out({ type: 'starts-burnt', times }),
+    onWorkersBurnt: (times) => out({ type: 'workers-burnt', times }),
     onFileRequest: fileRequest,
   })
   setInterval(() => {

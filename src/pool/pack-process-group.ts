@@ -40,15 +40,17 @@ const WORKING_FOLDER = dirname(PACK_PROCESS)
 const SHORT_LIFE_MS = 2_000
 const MAX_RESTART_DELAY_MS = 5_000
 /**
- * Workers ended in a row for the CPU they spent as they started (module top-level code), no
- * call between, before the process is killed and held back: Piscina starts another worker at
- * once, and code that burns as it loads burned again, a core or more with no call at all
- * (a red-team pass, stop 38). Held back 5 s the first time, twice as long each time after, to
- * a minute, until one of its processes answers a call.
+ * Workers ended within a minute for CPU no call accounts for (idle-watch.ts) before the process
+ * is killed and held back: Piscina starts another worker at once, and code that burns outside
+ * calls (from its module's top level, or a hook each call installs) burned in it again, a core
+ * or more, for good (red-team passes, stops 38 and 39). Held back 5 s the first time, twice as
+ * long each time after, to a minute, until one of its processes lives HELD_BACK_FORGOTTEN_MS
+ * (calls do not reset it: one every 8 s did, and the process was never held back).
  */
-const STARTS_BURNT = 3
+const BURNT_WORKERS = 3
 const HOLD_BACK_MS = 5_000
 const MAX_HOLD_BACK_MS = 60_000
+const HELD_BACK_FORGOTTEN_MS = 120_000
 const CLOSE_GRACE_MS = 5_000
 /** How long a stopped call's process may take to free it (its own grace to terminate the worker, and more) before it is ended. */
 const STOP_GRACE_MS = 2_000
@@ -102,7 +104,7 @@ type Proc = {
   killedFor: { reason: ReplaceReason; id: string | undefined; answerAs?: 'memory' | 'cpu'; detail?: string } | undefined
   /** The last call of the process that ended, for that line. */
   lastId: string | undefined
-  /** Killed for its workers' starts (STARTS_BURNT): the next one waits longer to start. */
+  /** Killed for its burnt workers (BURNT_WORKERS): the next one waits longer to start. */
   heldBack: boolean
   secret: string
 }
@@ -129,7 +131,7 @@ export function createPackProcessGroup(options: PackProcessOptions): WorkerGroup
   const entryIds = new Set(options.entries.map((e) => replacedId(e.key)))
   let closed = false
   let shortLives = 0
-  /** Processes held back in a row (STARTS_BURNT), none of them having answered a call. */
+  /** Processes held back in a row (BURNT_WORKERS), none of them living HELD_BACK_FORGOTTEN_MS. */
   let heldBackTimes = 0
   let launches = 0
   let current = newProc(0)
@@ -283,7 +285,6 @@ export function createPackProcessGroup(options: PackProcessOptions): WorkerGroup
       case 'answer': {
         const call = proc.pending.get(item.callId)
         if (call === undefined || call.answered) return
-        heldBackTimes = 0
         call.answered = true
         const answer = checkedAnswer(item.answer)
         call.answer(answer)
@@ -302,13 +303,13 @@ export function createPackProcessGroup(options: PackProcessOptions): WorkerGroup
         proc.threads?.check()
         return
       }
-      case 'starts-burnt':
-        if (!Number.isInteger(item.times) || item.times < STARTS_BURNT || proc.killedFor !== undefined) return
+      case 'workers-burnt':
+        if (!Number.isInteger(item.times) || item.times < BURNT_WORKERS || proc.killedFor !== undefined) return
         proc.heldBack = true
         proc.killedFor = {
           reason: 'cpu',
           id: undefined,
-          detail: `killed: its workers spent more than the CPU a start may as they started, ${item.times} times in a row with no call between`,
+          detail: `killed: its workers were ended for CPU no call accounted for ${item.times} times within a minute`,
         }
         proc.child?.kill('SIGKILL')
         return
@@ -374,7 +375,9 @@ export function createPackProcessGroup(options: PackProcessOptions): WorkerGroup
     if (proc.killedFor !== undefined) options.onReplaced(proc.killedFor.reason, proc.killedFor.id ?? inFlight?.id ?? proc.lastId)
     else options.onReplaced('crash', inFlight?.id ?? died[0]?.id)
     // A process that keeps dying as it starts is restarted less and less often.
-    shortLives = performance.now() - proc.startedAt < SHORT_LIFE_MS ? shortLives + 1 : 0
+    const lived = performance.now() - proc.startedAt
+    shortLives = lived < SHORT_LIFE_MS ? shortLives + 1 : 0
+    if (lived >= HELD_BACK_FORGOTTEN_MS) heldBackTimes = 0
     const delay = proc.heldBack
       ? Math.min(MAX_HOLD_BACK_MS, HOLD_BACK_MS * 2 ** heldBackTimes++)
       : shortLives <= 1

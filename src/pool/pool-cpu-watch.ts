@@ -1,43 +1,52 @@
-// The wall behind "cpuMs counts the CPU a call hands to libuv's thread pool" in a warm pack
-// process whose tools have cpuMs. A warm call's cpuMs is its worker's busy time (CONTRACT), and
-// the pool's threads are no worker's: a tool that started four async `crypto.pbkdf2` jobs and
-// answered at once kept both cores busy for minutes, past every call's cpuMs, and another call
-// in that process passed its deadline (a red-team pass, stop 38). So the front, outside the
-// process, reads the CPU time of its `libuv-worker` threads (proc-stat.ts) and charges it to
-// the calls in flight there: each call brings its cpuMs of credit, which ends with the call,
-// so work a call left running after its answer is paid for by no one. Pool CPU past the credit
-// of the calls in flight, beyond a small allowance a read for the process's own use, kills the
-// process, whose end answers its calls: the kernel measures the pool as one, so the process
-// is the unit that can be stopped.
-import { libuvPoolCpuMs } from './proc-stat.js'
+// The wall behind "cpuMs counts the CPU a call hands to other threads" in a warm pack process
+// whose tools have cpuMs. A warm call's cpuMs is its worker's busy time (CONTRACT), and the
+// threads code hands work to are no worker's: a tool that started four async `crypto.pbkdf2`
+// jobs on libuv's pool and answered at once kept both cores busy for minutes, and another call
+// in that process passed its deadline (a red-team pass, stop 38); one that started
+// `WebAssembly.compile` jobs did the same on V8's platform threads (stop 39). So the front,
+// outside the process, reads the CPU time of those threads (proc-stat.ts) and charges it to the
+// calls in flight there: each call brings its cpuMs of credit, which ends one read after the
+// call does (what a call awaited is read at the next read, after it was freed: a tool that
+// awaited a gzip of 4 MB, 100 ms of pool CPU, had its process killed every ten calls before
+// that grace, a red-team pass), so work a call left running after its answer is soon paid for
+// by no one. CPU past the credit, beyond a small allowance a read for the process's own use and
+// the collector's, adds up over the last few reads; past a bound, the process is killed, whose
+// end answers its calls: the kernel measures these threads for the process as a whole, so the
+// process is the unit that can be stopped.
+import { helperThreadsCpuMs } from './proc-stat.js'
 
-/** How often the pool's CPU time is read. */
+/** How often the threads' CPU time is read. */
 const EVERY_MS = 500
-/** Pool CPU a read may show beyond the calls' credit: the process's own fs work, and the kernel's 10 ms ticks. */
+/** CPU a read may show beyond the calls' credit: the process's own fs work, the collector's, and the kernel's 10 ms ticks. */
 const ALLOWANCE_MS = 50
-/** Pool CPU past the credit, in all, before the process is killed. */
+/** Reads whose CPU past the credit adds up. */
+const WINDOW_READS = 4
+/** CPU past the credit, over the last WINDOW_READS reads, before the process is killed. */
 const OVERDRAFT_MS = 250
 
 export type PoolCpuWatch = {
   /** A call with `cpuMs` is in flight in the process: its credit. */
   open(callId: number, cpuMs: number): void
-  /** The call is done: what is left of its credit ends with it. */
+  /** The call is done: what is left of its credit ends after the next read. */
   close(callId: number): void
   stop(): void
 }
 
 export type PoolCpuOptions = {
   everyMs?: number
-  /** Reads the pool's CPU time (ms) in all, or undefined once the process is gone (tests give their own). */
+  /** Reads the threads' CPU time (ms) in all, or undefined once the process is gone (tests give their own). */
   read?: (pid: number) => number | undefined
 }
 
+type Credit = { left: number; closed: boolean }
+
 export function watchPoolCpu(pid: number, over: (why: string) => void, options: PoolCpuOptions = {}): PoolCpuWatch {
-  const read = options.read ?? libuvPoolCpuMs
-  /** Each call in flight's credit left (ms), in the order they came. */
-  const credit = new Map<number, number>()
+  const read = options.read ?? helperThreadsCpuMs
+  /** Each call's credit left (ms), in the order they came; a closed call's goes at the next read. */
+  const credit = new Map<number, Credit>()
+  /** CPU past the credit at each of the last reads. */
+  const owedAt: number[] = []
   let last = read(pid)
-  let overdraft = 0
   const timer = setInterval(charge, options.everyMs ?? EVERY_MS)
   timer.unref()
 
@@ -54,22 +63,28 @@ export function watchPoolCpu(pid: number, over: (why: string) => void, options: 
     }
     let owed = now - last - ALLOWANCE_MS
     last = now
-    for (const [callId, left] of credit) {
-      if (owed <= 0) break
-      const paid = Math.min(left, owed)
-      credit.set(callId, left - paid)
+    for (const [callId, held] of credit) {
+      const paid = Math.max(0, Math.min(held.left, owed))
+      held.left -= paid
       owed -= paid
+      if (held.closed) credit.delete(callId)
     }
-    if (owed <= 0) return
-    overdraft += owed
+    owedAt.push(Math.max(0, owed))
+    if (owedAt.length > WINDOW_READS) owedAt.shift()
+    const overdraft = owedAt.reduce((sum, ms) => sum + ms, 0)
     if (overdraft <= OVERDRAFT_MS) return
     stop()
-    over(`its libuv thread pool spent ${Math.round(overdraft)} ms of CPU past the cpuMs of the calls in flight`)
+    over(
+      `its libuv pool and V8's threads spent ${Math.round(overdraft)} ms of CPU in ${(WINDOW_READS * (options.everyMs ?? EVERY_MS)) / 1000} s past the cpuMs of its calls`,
+    )
   }
 
   return {
-    open: (callId, cpuMs) => void credit.set(callId, cpuMs),
-    close: (callId) => void credit.delete(callId),
+    open: (callId, cpuMs) => void credit.set(callId, { left: cpuMs, closed: false }),
+    close(callId) {
+      const held = credit.get(callId)
+      if (held !== undefined) held.closed = true
+    },
     stop,
   }
 }

@@ -46,11 +46,18 @@ export function dataBytes(pid: number): number | undefined {
 }
 
 /**
- * User + system CPU time, in milliseconds, of `pid`'s libuv thread pool (its threads named
- * `libuv-worker`: crypto, zlib, fs and dns work handed off the event loop), or undefined once
- * it is gone. A thread's name is its own to change only from native code in that thread.
+ * The threads that run what code hands off its own thread: libuv's pool (crypto, zlib, fs and
+ * dns work) and V8's platform workers (WebAssembly and JavaScript compiles, the collector's
+ * concurrent work). Node 26 prefixes V8's with `node-`.
  */
-export function libuvPoolCpuMs(pid: number): number | undefined {
+const HELPER_THREADS: ReadonlySet<string> = new Set(['libuv-worker', 'V8Worker', 'node-V8Worker'])
+
+/**
+ * User + system CPU time, in milliseconds, of `pid`'s helper threads (HELPER_THREADS), or
+ * undefined once it is gone. A thread's name is its own to change only from native code in that
+ * thread.
+ */
+export function helperThreadsCpuMs(pid: number): number | undefined {
   let tasks: string[]
   try {
     tasks = readdirSync(`/proc/${pid}/task`)
@@ -61,7 +68,7 @@ export function libuvPoolCpuMs(pid: number): number | undefined {
   for (const task of tasks) {
     const stat = readProc(`/proc/${pid}/task/${task}/stat`) // undefined: it has ended
     const read = stat === undefined ? undefined : statTicks(stat)
-    if (read?.name === 'libuv-worker') ticks += read.ticks
+    if (read !== undefined && HELPER_THREADS.has(read.name)) ticks += read.ticks
   }
   return (ticks * 1000) / TICKS_PER_SECOND
 }

@@ -63,8 +63,8 @@ export type FromPackItem =
   | { type: 'workers'; count: number }
   /** The answer to count-threads: the pool's worker threads that have not exited. */
   | { type: 'threads'; live: number }
-  /** Its workers keep being ended for the CPU they spend as they start, no call between: hold the process back. */
-  | { type: 'starts-burnt'; times: number }
+  /** Its workers keep being ended for CPU no call accounts for (idle-watch.ts), `times` within a minute: hold the process back. */
+  | { type: 'workers-burnt'; times: number }
 
 /** Pack process → front. */
 export type FromPack =
