@@ -25,9 +25,9 @@
 //    not reset the count (stop 39's pass: one every 8 s did, and 1.8 cores burned for good).
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { sleep } from '../helpers/host.js'
+import { sleep, within } from '../helpers/host.js'
 import { writeScratchPack } from '../helpers/scratch-pack.js'
-import { processTree, rawInvoke, rssMB, scratchDir, stillServes, treeCpuMs, wallsPackWith, withHost } from './walls-helpers.js'
+import { alive, cmdline, processTree, rawInvoke, rssMB, scratchDir, stillServes, treeCpuMs, wallsPackWith, withHost } from './walls-helpers.js'
 
 describe("stop 39: a limited warm tool's code runs on its worker between calls at most briefly, however often it is called", () => {
   it.each(['none', 'context-isolated'])(
@@ -93,15 +93,19 @@ describe("stop 39: a cpuMs tool's work handed to libuv's pool or V8's threads co
 
   it("wasm-left (none): WebAssembly compiles left running on V8's threads after the answer have the pack process killed within seconds", async () => {
     await withHost(wallsPackWith(['wasm-left']), async (host) => {
-      // Each call answers at once; its eight compiles take some 500 ms of CPU on V8's threads, its cpuMs is 200.
-      for (let i = 0; i < 3; i++) {
+      const packProcesses = () => processTree(host.proc.pid as number).filter((pid) => cmdline(pid).includes('pack-process'))
+      const before = packProcesses()
+      // Each call answers at once; its eight compiles take some 500 ms of CPU on V8's threads, its cpuMs is 300. On a
+      // loaded machine a call's own busy time may pass 300 ms: its worker is then ended, and its compiles with it.
+      const answers: string[] = []
+      for (let i = 0; i < 8 && before.every(alive); i++) {
         const attack = await rawInvoke(host.port, 'wasm-left', { k: 8 }, { tenantId: 'tenant-a', runId: `attack-${i}` })
-        expect('error' in attack ? attack : attack.body, 'the call itself answered ok').toMatchObject({ kind: 'result', output: { started: 8 } })
-        await sleep(300)
+        answers.push('error' in attack ? attack.error : String(attack.body?.code ?? attack.body?.kind))
+        await sleep(200)
       }
-      // Before, none: the compiles ran on V8's platform threads, which nothing read.
-      const replaced = await host.waitFor('worker-replaced', (l) => l.reason === 'cpu', 8_000).catch(() => undefined)
-      expect(replaced, 'a worker-replaced cpu line').toBeDefined()
+      // Before, none: the compiles ran on V8's platform threads, which nothing read; the process lived on.
+      expect(await within(8_000, () => !before.every(alive)), `a pack process killed (the calls' answers: ${answers.join(', ')})`).toBe(true)
+      expect(host.lines.filter((l) => l.kind === 'worker-replaced').map((l) => l.reason)).toContain('cpu')
       await stillServes(host)
     })
   })
