@@ -25,6 +25,7 @@
 //    not reset the count (stop 39's pass: one every 8 s did, and 1.8 cores burned for good).
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
+import { RUNTIME } from '../../src/runtime.js'
 import { sleep, within } from '../helpers/host.js'
 import { writeScratchPack } from '../helpers/scratch-pack.js'
 import { alive, cmdline, processTree, rawInvoke, rssMB, scratchDir, stillServes, treeCpuMs, wallsPackWith, withHost } from './walls-helpers.js'
@@ -91,24 +92,30 @@ describe("stop 39: a cpuMs tool's work handed to libuv's pool or V8's threads co
     },
   )
 
-  it("wasm-left (none): WebAssembly compiles left running on V8's threads after the answer have the pack process killed within seconds", async () => {
-    await withHost(wallsPackWith(['wasm-left']), async (host) => {
-      const packProcesses = () => processTree(host.proc.pid as number).filter((pid) => cmdline(pid).includes('pack-process'))
-      const before = packProcesses()
-      // Each call answers at once; its eight compiles take some 500 ms of CPU on V8's threads, its cpuMs is 300. On a
-      // loaded machine a call's own busy time may pass 300 ms: its worker is then ended, and its compiles with it.
-      const answers: string[] = []
-      for (let i = 0; i < 8 && before.every(alive); i++) {
-        const attack = await rawInvoke(host.port, 'wasm-left', { k: 8 }, { tenantId: 'tenant-a', runId: `attack-${i}` })
-        answers.push('error' in attack ? attack.error : String(attack.body?.code ?? attack.body?.kind))
-        await sleep(200)
-      }
-      // Before, none: the compiles ran on V8's platform threads, which nothing read; the process lived on.
-      expect(await within(8_000, () => !before.every(alive)), `a pack process killed (the calls' answers: ${answers.join(', ')})`).toBe(true)
-      expect(host.lines.filter((l) => l.kind === 'worker-replaced').map((l) => l.reason)).toContain('cpu')
-      await stillServes(host)
-    })
-  })
+  // On Node 26 the same eight compiles cost V8's threads some 200 ms of CPU, under the call's
+  // cpuMs of 300: the attack spends no more than its credit there, and nothing is to be stopped
+  // (that Node 26's V8 threads are read is test/unit/proc-stat's). On Node 24, some 500 ms.
+  it.runIf(RUNTIME.major < 26)(
+    "wasm-left (none): WebAssembly compiles left running on V8's threads after the answer have the pack process killed within seconds",
+    async () => {
+      await withHost(wallsPackWith(['wasm-left']), async (host) => {
+        const packProcesses = () => processTree(host.proc.pid as number).filter((pid) => cmdline(pid).includes('pack-process'))
+        const before = packProcesses()
+        // Each call answers at once; its eight compiles take some 500 ms of CPU on V8's threads, its cpuMs is 300. On a
+        // loaded machine a call's own busy time may pass 300 ms: its worker is then ended, and its compiles with it.
+        const answers: string[] = []
+        for (let i = 0; i < 8 && before.every(alive); i++) {
+          const attack = await rawInvoke(host.port, 'wasm-left', { k: 8 }, { tenantId: 'tenant-a', runId: `attack-${i}` })
+          answers.push('error' in attack ? attack.error : String(attack.body?.code ?? attack.body?.kind))
+          await sleep(200)
+        }
+        // Before, none: the compiles ran on V8's platform threads, which nothing read; the process lived on.
+        expect(await within(8_000, () => !before.every(alive)), `a pack process killed (the calls' answers: ${answers.join(', ')})`).toBe(true)
+        expect(host.lines.filter((l) => l.kind === 'worker-replaced').map((l) => l.reason)).toContain('cpu')
+        await stillServes(host)
+      })
+    },
+  )
 
   it("gzip-await (none): a legitimate tool awaiting a gzip on libuv's pool, called again and again, is never killed", async () => {
     await withHost(wallsPackWith(['gzip-await']), async (host) => {
