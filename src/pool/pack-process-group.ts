@@ -17,7 +17,7 @@ import type { CallTask } from '../protocol/worker-messages.js'
 import { checkedAnswer, replacedId, type GroupOptions, type RunningCall, type WorkerGroup } from './group.js'
 import type { GroupAnswer, ReplaceReason, StopReason } from '../protocol/call-answers.js'
 import { packProcessCommand, type WarmWalls } from './strict-flags.js'
-import { type PoolCpuWatch, watchPoolCpu } from './pool-cpu-watch.js'
+import { type HelperCpuWatch, watchHelperCpu } from './helper-cpu-watch.js'
 import { watchThreads, type ThreadWatch } from './thread-watch.js'
 import { passLines } from './pack-output.js'
 import { whenEnded } from './process-end.js'
@@ -78,6 +78,14 @@ export type PackProcessOptions = GroupOptions & {
 
 type Pending = { id: string; answered: boolean; answer(answer: GroupAnswer): void; freed(): void }
 
+/**
+ * Why the front killed a process: the reason and the tool its worker-replaced line names
+ * (undefined: the call in flight, else the last that ended); `answerAs`: its calls in flight
+ * are answered as past that limit, and `detail` says why to the others; `holdBack`: its
+ * workers kept burning (BURNT_WORKERS), and the next process waits longer to start.
+ */
+type KilledFor = { reason: ReplaceReason; id?: string; answerAs?: 'memory' | 'cpu'; detail?: string; holdBack?: true }
+
 type Proc = {
   child: ChildProcess | undefined
   /** Its end of the channel (fd 3 of the pack process). */
@@ -95,17 +103,12 @@ type Proc = {
   markExited(): void
   probes: Array<{ resolve(problems: string[]): void; reject(err: Error): void }>
   threads: ThreadWatch | undefined
-  /** Its libuv pool's CPU against its calls' cpuMs (tools with cpuMs). */
-  poolCpu: PoolCpuWatch | undefined
-  /**
-   * Why the front killed it (a limit), and the tool named in its worker-replaced line; `answerAs`:
-   * its calls in flight are answered as past that limit, and `detail` says why to the others.
-   */
-  killedFor: { reason: ReplaceReason; id: string | undefined; answerAs?: 'memory' | 'cpu'; detail?: string } | undefined
+  /** Its helper threads' CPU (libuv's pool, V8's) against its calls' cpuMs (tools with cpuMs). */
+  helperCpu: HelperCpuWatch | undefined
+  /** Why the front killed it, once it has (killFor): the first reason stands. */
+  killedFor: KilledFor | undefined
   /** The last call of the process that ended, for that line. */
   lastId: string | undefined
-  /** Killed for its burnt workers (BURNT_WORKERS): the next one waits longer to start. */
-  heldBack: boolean
   secret: string
 }
 
@@ -123,8 +126,8 @@ export function createPackProcessGroup(options: PackProcessOptions): WorkerGroup
   // Tools that all have limits: no thread of pack code's may outlive a call (thread-watch.ts).
   const limited = options.entries.length > 0 && options.entries.every((e) => e.cpuMs !== undefined || e.memMB !== undefined)
   const limitReason: ReplaceReason = options.entries.every((e) => e.cpuMs !== undefined) ? 'cpu' : 'memory'
-  // Tools that all have cpuMs: the CPU their calls hand to libuv's pool is theirs too (pool-cpu-watch.ts).
-  const poolCpuLimited = limitReason === 'cpu' && limited
+  // Tools that all have cpuMs: the CPU their calls hand to libuv's pool and V8's threads is theirs too (helper-cpu-watch.ts).
+  const helperCpuLimited = limitReason === 'cpu' && limited
   const cpuMsOf = new Map(options.entries.map((e) => [e.key, e.cpuMs]))
   const networkNone = options.entries.length > 0 && options.entries.every((e) => e.networkNone)
   const entry = options.entry ?? PACK_PROCESS
@@ -152,8 +155,7 @@ export function createPackProcessGroup(options: PackProcessOptions): WorkerGroup
       markExited: () => markExited(),
       probes: [],
       threads: undefined,
-      poolCpu: undefined,
-      heldBack: false,
+      helperCpu: undefined,
       killedFor: undefined,
       lastId: undefined,
       secret: randomUUID(),
@@ -205,20 +207,13 @@ export function createPackProcessGroup(options: PackProcessOptions): WorkerGroup
       proc.threads = watchThreads(
         pid,
         () => queue(proc, { type: 'count-threads' }),
-        (why, trip) => {
-          // Memory: named at its end, after the call it was running if it ran one (that call is answered as past memMB).
-          proc.killedFor =
-            trip === 'memory' ? { reason: 'memory', id: undefined, answerAs: 'memory', detail: `killed: ${why}` } : { reason: limitReason, id: proc.lastId }
-          child.kill('SIGKILL')
-        },
+        (why, trip) =>
+          killFor(proc, trip === 'memory' ? { reason: 'memory', answerAs: 'memory', detail: `killed: ${why}` } : { reason: limitReason, id: proc.lastId }),
         options.memMB,
       )
     }
-    if (poolCpuLimited && child.pid !== undefined) {
-      proc.poolCpu = watchPoolCpu(child.pid, (why) => {
-        proc.killedFor = { reason: 'cpu', id: undefined, answerAs: 'cpu', detail: `killed: ${why}` }
-        child.kill('SIGKILL')
-      })
+    if (helperCpuLimited && child.pid !== undefined) {
+      proc.helperCpu = watchHelperCpu(child.pid, (why) => killFor(proc, { reason: 'cpu', answerAs: 'cpu', detail: `killed: ${why}` }))
     }
     send(proc, { type: 'setup', setup: { ...setup, countThreads: proc.threads !== undefined, secret: proc.secret } })
     // A replacement loads its modules again before its calls, as the boot probe did.
@@ -297,21 +292,19 @@ export function createPackProcessGroup(options: PackProcessOptions): WorkerGroup
         const call = proc.pending.get(item.callId)
         if (call === undefined) return
         proc.pending.delete(item.callId)
-        proc.poolCpu?.close(item.callId)
+        proc.helperCpu?.close(item.callId)
         settle(call, { kind: 'died', reason: 'crash', detail: 'it was stopped' })
         proc.lastId = call.id
         proc.threads?.check()
         return
       }
       case 'workers-burnt':
-        if (!Number.isInteger(item.times) || item.times < BURNT_WORKERS || proc.killedFor !== undefined) return
-        proc.heldBack = true
-        proc.killedFor = {
+        if (!Number.isInteger(item.times) || item.times < BURNT_WORKERS) return
+        killFor(proc, {
           reason: 'cpu',
-          id: undefined,
+          holdBack: true,
           detail: `killed: its workers were ended for CPU no call accounted for ${item.times} times within a minute`,
-        }
-        proc.child?.kill('SIGKILL')
+        })
         return
       case 'threads':
         if (Number.isInteger(item.live) && item.live >= 0) proc.threads?.counted(item.live)
@@ -339,9 +332,14 @@ export function createPackProcessGroup(options: PackProcessOptions): WorkerGroup
     setTimeout(() => {
       if (proc.pending.get(callId) !== call) return
       // Its worker-replaced line names this call and why, not whichever call was pending first.
-      proc.killedFor = { reason, id: call.id }
-      proc.child?.kill('SIGKILL')
+      killFor(proc, { reason, id: call.id })
     }, graceMs).unref()
+  }
+
+  /** Kills the process for a limit it passed; its exit answers its calls (exitedProc). The first reason stands. */
+  function killFor(proc: Proc, why: KilledFor): void {
+    proc.killedFor ??= why
+    proc.child?.kill('SIGKILL')
   }
 
   /** Ends a call that has not been answered yet with `answer`, and frees it: once, whatever comes. */
@@ -358,7 +356,7 @@ export function createPackProcessGroup(options: PackProcessOptions): WorkerGroup
     proc.gone = true
     proc.workers = 0
     proc.threads?.stop()
-    proc.poolCpu?.stop()
+    proc.helperCpu?.stop()
     proc.markExited()
     // What never left for it never will: file replies among it free their calls' places.
     proc.outbox = []
@@ -378,7 +376,7 @@ export function createPackProcessGroup(options: PackProcessOptions): WorkerGroup
     const lived = performance.now() - proc.startedAt
     shortLives = lived < SHORT_LIFE_MS ? shortLives + 1 : 0
     if (lived >= HELD_BACK_FORGOTTEN_MS) heldBackTimes = 0
-    const delay = proc.heldBack
+    const delay = proc.killedFor?.holdBack
       ? Math.min(MAX_HOLD_BACK_MS, HOLD_BACK_MS * 2 ** heldBackTimes++)
       : shortLives <= 1
         ? 0
@@ -409,8 +407,8 @@ export function createPackProcessGroup(options: PackProcessOptions): WorkerGroup
       settle(call, { kind: 'died', reason: 'crash', detail: 'its pack process had exited' })
     } else {
       proc.pending.set(task.callId, call)
-      const cpuMs = cpuMsOf.get(task.key)
-      if (cpuMs !== undefined) proc.poolCpu?.open(task.callId, cpuMs)
+      const cpuMs = proc.helperCpu === undefined ? undefined : cpuMsOf.get(task.key)
+      if (cpuMs !== undefined) proc.helperCpu?.open(task.callId, cpuMs)
       queue(proc, { type: 'call', task })
     }
     const stop = (reason: StopReason) => {

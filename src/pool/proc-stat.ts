@@ -1,4 +1,4 @@
-// A pack process's CPU time (its own, and its libuv pool's), data segment, threads and resident
+// A pack process's CPU time (its own, and its helper threads'), data segment, threads and resident
 // memory, read by the front from /proc: measured from outside the process, so pack code cannot
 // rewrite them (issue 16, cpuMs and memMB).
 import { readdirSync, readFileSync } from 'node:fs'
@@ -33,16 +33,25 @@ export function cpuTimeMs(pid: number): number | undefined {
 /** `pid`'s threads and VmRSS in bytes (what it holds in memory: heaps, Buffers, SharedArrayBuffers, native memory alike), from one read, or undefined once it is gone. */
 export function threadsAndResident(pid: number): { threads: number; residentBytes: number | undefined } | undefined {
   const status = readProc(`/proc/${pid}/status`)
-  const threads = status === undefined ? null : /^Threads:\s+(\d+)$/m.exec(status)
-  if (status === undefined || threads === null) return undefined
-  const resident = /^VmRSS:\s+(\d+) kB$/m.exec(status)
-  return { threads: Number(threads[1]), residentBytes: resident === null ? undefined : Number(resident[1]) * 1024 }
+  const threads = statusField(status, 'Threads')
+  if (threads === undefined) return undefined
+  const resident = statusField(status, 'VmRSS')
+  return { threads, residentBytes: resident === undefined ? undefined : resident * 1024 }
+}
+
+/** The fields read of `/proc/<pid>/status`, compiled once (a count reads them after every limited call). */
+const STATUS_FIELDS = { Threads: /^Threads:\s+(\d+)$/m, VmRSS: /^VmRSS:\s+(\d+) kB$/m, VmData: /^VmData:\s+(\d+) kB$/m }
+
+/** A number field of a `/proc/<pid>/status` text (`kB` fields in kB), or undefined. */
+function statusField(status: string | undefined, field: keyof typeof STATUS_FIELDS): number | undefined {
+  const match = status === undefined ? null : STATUS_FIELDS[field].exec(status)
+  return match === null ? undefined : Number(match[1])
 }
 
 /** VmData of `pid` in bytes (what RLIMIT_DATA counts), or undefined. */
 export function dataBytes(pid: number): number | undefined {
-  const match = /^VmData:\s+(\d+) kB$/m.exec(readProc(`/proc/${pid}/status`) ?? '')
-  return match === null ? undefined : Number(match[1]) * 1024
+  const data = statusField(readProc(`/proc/${pid}/status`), 'VmData')
+  return data === undefined ? undefined : data * 1024
 }
 
 /**

@@ -13,7 +13,7 @@ import { join } from 'node:path'
 import { describe, expect, it, onTestFinished } from 'vitest'
 import { callFolderEnv, PACK_PROCESS_MARKER, strictCommand } from '../../src/pool/strict-flags.js'
 import { BIN, ROOT, sleep, type Host } from '../helpers/host.js'
-import { alive, cmdline, landlockOf, processTree, rawInvoke, scratchDir, STRICT, stillServes, withHost } from './walls-helpers.js'
+import { alive, cmdline, landlockOf, packProcesses, processTree, rawInvoke, scratchDir, STRICT, stillServes, withHost } from './walls-helpers.js'
 
 const HELPER = `${ROOT}dist/workers/native/landlock-exec`
 const { wall, kernelLacksIt } = landlockOf('walls 18')
@@ -50,11 +50,6 @@ function refused(targets: number[], spares: Set<number>, results: Signalled['res
     const got = results.find((r) => r.pid === pid)?.outcome
     return { pid, outcome: spares.has(pid) && got === 'ESRCH' ? 'ESRCH' : 'EPERM' }
   })
-}
-
-/** The pids of the host's processes that run pack code. */
-function packProcesses(host: Host): number[] {
-  return processTree(host.proc.pid as number).filter((pid) => cmdline(pid).includes(PACK_PROCESS_MARKER))
 }
 
 async function signalPids(host: Host, pids: number[], fromChild = false, tool = 'signal-pids'): Promise<Signalled> {

@@ -24,15 +24,9 @@
 //    that was no JSON. Now the front checks the head its own code writes (src/pool/answer-head.ts).
 import { existsSync, readFileSync } from 'node:fs'
 import { describe, expect, it } from 'vitest'
-import { PACK_PROCESS_MARKER } from '../../src/pool/strict-flags.js'
 import { cpuTimeMs } from '../../src/pool/proc-stat.js'
 import { type Host, sleep, within } from '../helpers/host.js'
-import { cmdline, fileStoreOn, processTree, NO_CAPABILITIES, rawInvoke, STRICT, stillServes, withHost, wallsPackWith } from './walls-helpers.js'
-
-/** The host's processes that run pack code, now. */
-function packProcesses(host: Host): number[] {
-  return processTree(host.proc.pid as number).filter((pid) => cmdline(pid).includes(PACK_PROCESS_MARKER))
-}
+import { fileStoreOn, NO_CAPABILITIES, packProcesses, rawInvoke, STRICT, stillServes, withHost, wallsPackWith } from './walls-helpers.js'
 
 function threadsOf(pid: number): number {
   try {

@@ -8,10 +8,16 @@ import { createServer, request as httpRequest, type RequestListener } from 'node
 import { connect, type AddressInfo } from 'node:net'
 import { afterAll, beforeAll, expect, onTestFinished } from 'vitest'
 import { processTree } from '../../bench/process-tree.js'
+import { PACK_PROCESS_MARKER } from '../../src/pool/strict-flags.js'
 import { BIN, cmdline, FIXTURES, landlockOf, spawnerOf, spawnHost, sleep, TOKEN, type Host, type SpawnOptions } from '../helpers/host.js'
 
 export { processTree }
 export { cmdline, landlockOf, spawnerOf }
+
+/** The pids of the host's processes that run pack code, now. */
+export function packProcesses(host: Host): number[] {
+  return processTree(host.proc.pid as number).filter((pid) => cmdline(pid).includes(PACK_PROCESS_MARKER))
+}
 
 export const WALLS_INDEX = `${FIXTURES}/walls-pack/index.json`
 export const STRICT = { KINDGI_PACK_SANDBOX: 'strict' }

@@ -1,19 +1,19 @@
 // The ledger behind "cpuMs counts the CPU a call hands to other threads"
-// (src/pool/pool-cpu-watch.ts), on a CPU time the test sets: CPU within the credit of the calls
+// (src/pool/helper-cpu-watch.ts), on a CPU time the test sets: CPU within the credit of the calls
 // in flight passes, CPU past it kills the process, a call's credit pays for what the read after
 // its end shows and then ends, a small allowance a read is the process's own, and small debts
 // far apart do not add up.
 import { afterEach, describe, expect, it } from 'vitest'
-import { type PoolCpuWatch, watchPoolCpu } from '../../src/pool/pool-cpu-watch.js'
+import { type HelperCpuWatch, watchHelperCpu } from '../../src/pool/helper-cpu-watch.js'
 
-let watch: PoolCpuWatch | undefined
+let watch: HelperCpuWatch | undefined
 afterEach(() => watch?.stop())
 
 /** A watch read every 20 ms whose pool has spent `cpu.ms` in all; `over` holds why it tripped, once it has. */
-function watching(): { cpu: { ms: number }; over: string[]; watch: PoolCpuWatch } {
+function watching(): { cpu: { ms: number }; over: string[]; watch: HelperCpuWatch } {
   const cpu = { ms: 0 }
   const over: string[] = []
-  watch = watchPoolCpu(1, (why) => over.push(why), { everyMs: 20, read: () => cpu.ms })
+  watch = watchHelperCpu(1, (why) => over.push(why), { everyMs: 20, read: () => cpu.ms })
   return { cpu, over, watch }
 }
 

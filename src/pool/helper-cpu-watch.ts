@@ -24,7 +24,7 @@ const WINDOW_READS = 4
 /** CPU past the credit, over the last WINDOW_READS reads, before the process is killed. */
 const OVERDRAFT_MS = 250
 
-export type PoolCpuWatch = {
+export type HelperCpuWatch = {
   /** A call with `cpuMs` is in flight in the process: its credit. */
   open(callId: number, cpuMs: number): void
   /** The call is done: what is left of its credit ends after the next read. */
@@ -32,7 +32,7 @@ export type PoolCpuWatch = {
   stop(): void
 }
 
-export type PoolCpuOptions = {
+export type HelperCpuOptions = {
   everyMs?: number
   /** Reads the threads' CPU time (ms) in all, or undefined once the process is gone (tests give their own). */
   read?: (pid: number) => number | undefined
@@ -40,14 +40,15 @@ export type PoolCpuOptions = {
 
 type Credit = { left: number; closed: boolean }
 
-export function watchPoolCpu(pid: number, over: (why: string) => void, options: PoolCpuOptions = {}): PoolCpuWatch {
+export function watchHelperCpu(pid: number, over: (why: string) => void, options: HelperCpuOptions = {}): HelperCpuWatch {
   const read = options.read ?? helperThreadsCpuMs
+  const everyMs = options.everyMs ?? EVERY_MS
   /** Each call's credit left (ms), in the order they came; a closed call's goes at the next read. */
   const credit = new Map<number, Credit>()
   /** CPU past the credit at each of the last reads. */
   const owedAt: number[] = []
   let last = read(pid)
-  const timer = setInterval(charge, options.everyMs ?? EVERY_MS)
+  const timer = setInterval(charge, everyMs)
   timer.unref()
 
   function stop(): void {
@@ -74,9 +75,7 @@ export function watchPoolCpu(pid: number, over: (why: string) => void, options: 
     const overdraft = owedAt.reduce((sum, ms) => sum + ms, 0)
     if (overdraft <= OVERDRAFT_MS) return
     stop()
-    over(
-      `its libuv pool and V8's threads spent ${Math.round(overdraft)} ms of CPU in ${(WINDOW_READS * (options.everyMs ?? EVERY_MS)) / 1000} s past the cpuMs of its calls`,
-    )
+    over(`its libuv pool and V8's threads spent ${Math.round(overdraft)} ms of CPU in ${(WINDOW_READS * everyMs) / 1000} s past the cpuMs of its calls`)
   }
 
   return {
