@@ -12,8 +12,12 @@
 // by no one. CPU past the credit, beyond a small allowance a read for the process's own use and
 // the collector's, adds up over the last few reads; past a bound, the process is killed, whose
 // end answers its calls: the kernel measures these threads for the process as a whole, so the
-// process is the unit that can be stopped.
-import { helperThreadsCpuMs } from './proc-stat.js'
+// process is the unit that can be stopped. A worker thread's start (its modules imported, their
+// objects collected on V8's threads) is no call's either, and a pack whose cpuMs tool imported a
+// large library (date-fns) failed its boot with no call at all (stop 40): each worker thread the
+// read sees for the first time brings credit for its start, a few at a time, so workers ended
+// and started again do not earn more.
+import { helperThreads } from './proc-stat.js'
 
 /** How often the threads' CPU time is read. */
 const EVERY_MS = 500
@@ -23,6 +27,12 @@ const ALLOWANCE_MS = 50
 const WINDOW_READS = 4
 /** CPU past the credit, over the last WINDOW_READS reads, before the process is killed. */
 const OVERDRAFT_MS = 250
+/** Credit a worker thread's start brings (its own CPU before its first call may be five times that: idle-watch.ts). */
+const START_CREDIT_MS = 1_000
+/** Reads a start's credit lasts. */
+const START_CREDIT_READS = 20
+/** Starts that bring credit within START_CREDIT_READS reads, at most. */
+const MAX_STARTS = 4
 
 export type HelperCpuWatch = {
   /** A call with `cpuMs` is in flight in the process: its credit. */
@@ -34,20 +44,27 @@ export type HelperCpuWatch = {
 
 export type HelperCpuOptions = {
   everyMs?: number
-  /** Reads the threads' CPU time (ms) in all, or undefined once the process is gone (tests give their own). */
-  read?: (pid: number) => number | undefined
+  /** Reads the helper threads' CPU time (ms) in all and the ids of the worker threads, or undefined once the process is gone (tests give their own). */
+  read?: (pid: number) => { cpuMs: number; workers: readonly string[] } | undefined
 }
 
 type Credit = { left: number; closed: boolean }
+type StartCredit = { left: number; reads: number }
 
 export function watchHelperCpu(pid: number, over: (why: string) => void, options: HelperCpuOptions = {}): HelperCpuWatch {
-  const read = options.read ?? helperThreadsCpuMs
+  const read = options.read ?? helperThreads
   const everyMs = options.everyMs ?? EVERY_MS
   /** Each call's credit left (ms), in the order they came; a closed call's goes at the next read. */
   const credit = new Map<number, Credit>()
+  /** The credit of worker threads' starts, oldest first. */
+  let starts: StartCredit[] = []
+  /** The worker threads seen at the last read. */
+  let workers = new Set<string>()
   /** CPU past the credit at each of the last reads. */
   const owedAt: number[] = []
-  let last = read(pid)
+  const first = read(pid)
+  let last = first?.cpuMs
+  if (first !== undefined) started(first.workers)
   const timer = setInterval(charge, everyMs)
   timer.unref()
 
@@ -56,7 +73,9 @@ export function watchHelperCpu(pid: number, over: (why: string) => void, options
   }
 
   function charge(): void {
-    const now = read(pid)
+    const threads = read(pid)
+    const now = threads?.cpuMs
+    if (threads !== undefined) started(threads.workers)
     if (now === undefined || last === undefined) {
       last ??= now
       if (now === undefined) stop()
@@ -70,12 +89,26 @@ export function watchHelperCpu(pid: number, over: (why: string) => void, options
       owed -= paid
       if (held.closed) credit.delete(callId)
     }
+    for (const start of starts) {
+      const paid = Math.max(0, Math.min(start.left, owed))
+      start.left -= paid
+      owed -= paid
+      start.reads--
+    }
+    // A start counts against MAX_STARTS for as long as its credit would have lasted, spent or not.
+    starts = starts.filter((start) => start.reads > 0)
     owedAt.push(Math.max(0, owed))
     if (owedAt.length > WINDOW_READS) owedAt.shift()
     const overdraft = owedAt.reduce((sum, ms) => sum + ms, 0)
     if (overdraft <= OVERDRAFT_MS) return
     stop()
     over(`its libuv pool and V8's threads spent ${Math.round(overdraft)} ms of CPU in ${(WINDOW_READS * everyMs) / 1000} s past the cpuMs of its calls`)
+  }
+
+  /** Worker threads not seen at the last read have started since: each brings its credit, while fewer than MAX_STARTS have lately. */
+  function started(now: readonly string[]): void {
+    for (const tid of now) if (!workers.has(tid) && starts.length < MAX_STARTS) starts.push({ left: START_CREDIT_MS, reads: START_CREDIT_READS })
+    workers = new Set(now)
   }
 
   return {

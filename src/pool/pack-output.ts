@@ -1,9 +1,10 @@
-// Pack code's own stdout and stderr, passed on to the service's as whole lines of their own.
+// Pack code's own stdout and stderr, passed on to the service's as log records of their own.
 // The service's stderr is its log, JSON lines, which the front writes in pieces of whole lines
 // (src/pipe-pieces.ts). A process that runs pack code and shared that pipe wrote half a line,
 // and the host's next line (a call line) was glued to it and no longer parsed: a tenant could
 // hide the audit lines of every other (stop 29). So a pack process writes on pipes of ours, and
-// what comes is written on in pieces of whole lines, each at most PIPE_BUF bytes: a write that
+// each line that comes is written on as a record of kind `log` (pack-records.ts: it cannot pass
+// for a line of the host's), in pieces of whole lines, each at most PIPE_BUF bytes: a write that
 // small to a pipe is never interleaved with another process's, so no line of the front's lands
 // inside one of these, nor one of these inside the front's. A line longer than a piece is cut
 // into lines.
@@ -14,6 +15,8 @@
 import { write } from 'node:fs'
 import type { Readable } from 'node:stream'
 import { PIPE_BUF as PIECE, pieceEnd } from '../pipe-pieces.js'
+import { packRecords, type PackSource } from './pack-records.js'
+import { createReadRate, type ReadRate } from './read-rate.js'
 
 /** Bytes queued for one of the service's streams past which every pack pipe feeding it waits. */
 const HIGH = 1024 * 1024
@@ -23,23 +26,30 @@ const NEWLINE = 0x0a
 
 type Sink = { fd: number; queue: Buffer[]; queued: number; writing: boolean; waiting: Set<Source> }
 /** One pack pipe: read again once neither its rate nor its sink holds it. */
-type Source = { stream: Readable; heldForRate: boolean; heldForSink: boolean; tokens: number; at: number }
+type Source = { stream: Readable; heldForRate: boolean; heldForSink: boolean; rate: ReadRate }
 const sinks = new Map<number, Sink>()
 
-/** Passes what `stream` (a pack process's stdout or stderr pipe) says on to the service's `fd`, as whole lines. */
-export function passLines(stream: Readable, fd: number): void {
+/** Passes what `stream` (a pack process's stdout or stderr pipe) says on to the service's `fd`, as log records of whole lines (pack-records.ts). */
+export function passLines(stream: Readable, fd: number, from: PackSource): void {
   const sink = sinkFor(fd)
-  const source: Source = { stream, heldForRate: false, heldForSink: false, tokens: RATE, at: performance.now() }
+  const source: Source = { stream, heldForRate: false, heldForSink: false, rate: createReadRate(RATE) }
   let partial: Buffer = Buffer.alloc(0)
   stream.on('data', (chunk: Buffer) => {
     const data = partial.length === 0 ? chunk : Buffer.concat([partial, chunk])
-    const lastNewline = data.lastIndexOf(NEWLINE)
-    const whole = data.subarray(0, lastNewline + 1)
-    partial = data.subarray(lastNewline + 1)
-    // A line that has not ended by a piece's length is written as lines of that length.
-    const cut = partial.length < PIECE ? 0 : charStart(partial, partial.length - (partial.length % (PIECE - 1)))
-    queue(sink, cut === 0 ? whole : Buffer.concat([whole, partial.subarray(0, cut), Buffer.of(NEWLINE)]))
-    partial = partial.subarray(cut)
+    const records: string[] = []
+    let start = 0
+    for (let newline = data.indexOf(NEWLINE); newline !== -1; newline = data.indexOf(NEWLINE, start)) {
+      records.push(...packRecords(data.subarray(start, newline), from))
+      start = newline + 1
+    }
+    partial = data.subarray(start)
+    // A line that has not ended by a piece's length is passed on in lines of that length.
+    while (partial.length >= PIECE) {
+      const cut = charStart(partial, PIECE - 1)
+      records.push(...packRecords(partial.subarray(0, cut), from))
+      partial = partial.subarray(cut)
+    }
+    if (records.length > 0) queue(sink, Buffer.from(`${records.join('\n')}\n`))
     spend(source, chunk.length)
     if (sink.queued > HIGH) {
       hold(source)
@@ -48,7 +58,7 @@ export function passLines(stream: Readable, fd: number): void {
     }
   })
   stream.on('end', () => {
-    if (partial.length > 0) queue(sink, Buffer.concat([partial, Buffer.of(NEWLINE)]))
+    if (partial.length > 0) queue(sink, Buffer.from(`${packRecords(partial, from).join('\n')}\n`))
     partial = Buffer.alloc(0)
   })
   stream.on('close', () => sink.waiting.delete(source))
@@ -58,19 +68,14 @@ export function passLines(stream: Readable, fd: number): void {
 
 /** Takes `bytes` from the source's budget; past it, the source waits until the budget has them again. */
 function spend(source: Source, bytes: number): void {
-  const now = performance.now()
-  source.tokens = Math.min(RATE, source.tokens + ((now - source.at) * RATE) / 1000) - bytes
-  source.at = now
-  if (source.tokens >= 0) return
+  const waitMs = source.rate.spend(bytes)
+  if (waitMs === 0) return
   hold(source)
   source.heldForRate = true
-  setTimeout(
-    () => {
-      source.heldForRate = false
-      resumeIfFree(source)
-    },
-    Math.ceil((-source.tokens * 1000) / RATE),
-  )
+  setTimeout(() => {
+    source.heldForRate = false
+    resumeIfFree(source)
+  }, waitMs)
 }
 
 function hold(source: Source): void {

@@ -176,8 +176,8 @@ export function createPackProcessGroup(options: PackProcessOptions): WorkerGroup
       // Its channel: our messages on its stdin, its own on its fd 3 (workers/fd-channel.ts).
       child = spawn(command as string, args, { env: options.env, cwd: WORKING_FOLDER, stdio: ['pipe', 'pipe', 'pipe', 'pipe'] })
       // Its stdout and stderr reach the service's as whole lines, never its own (pack-output.ts).
-      passLines(child.stdout as Readable, packStdout)
-      passLines(child.stderr as Readable, 2)
+      passLines(child.stdout as Readable, packStdout, { pid: child.pid, stream: 'stdout' })
+      passLines(child.stderr as Readable, 2, { pid: child.pid, stream: 'stderr' })
     } catch (err) {
       exitedProc(proc, `it could not be started: ${(err as Error).message}`)
       return

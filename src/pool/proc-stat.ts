@@ -61,12 +61,15 @@ export function dataBytes(pid: number): number | undefined {
  */
 const HELPER_THREADS: ReadonlySet<string> = new Set(['libuv-worker', 'V8Worker', 'node-V8Worker'])
 
+/** Node's name for a worker thread's (Piscina's workers, in a pack process). */
+const WORKER_THREAD = 'WorkerThread'
+
 /**
- * User + system CPU time, in milliseconds, of `pid`'s helper threads (HELPER_THREADS), or
- * undefined once it is gone. A thread's name is its own to change only from native code in that
- * thread.
+ * User + system CPU time, in milliseconds, of `pid`'s helper threads (HELPER_THREADS), and the
+ * ids of its worker threads, or undefined once it is gone. A thread's name is its own to change
+ * only from native code in that thread.
  */
-export function helperThreadsCpuMs(pid: number): number | undefined {
+export function helperThreads(pid: number): { cpuMs: number; workers: string[] } | undefined {
   let tasks: string[]
   try {
     tasks = readdirSync(`/proc/${pid}/task`)
@@ -74,10 +77,12 @@ export function helperThreadsCpuMs(pid: number): number | undefined {
     return undefined
   }
   let ticks = 0
+  const workers: string[] = []
   for (const task of tasks) {
     const stat = readProc(`/proc/${pid}/task/${task}/stat`) // undefined: it has ended
     const read = stat === undefined ? undefined : statTicks(stat)
     if (read !== undefined && HELPER_THREADS.has(read.name)) ticks += read.ticks
+    else if (read?.name === WORKER_THREAD) workers.push(task)
   }
-  return (ticks * 1000) / TICKS_PER_SECOND
+  return { cpuMs: (ticks * 1000) / TICKS_PER_SECOND, workers }
 }

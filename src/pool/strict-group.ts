@@ -6,7 +6,7 @@
 import { fileURLToPath } from 'node:url'
 import type { CallTmp } from './call-tmp.js'
 import { fileReplyAcross } from '../protocol/frame-channel.js'
-import { DOORBELL, type FromStrict, type ToStrict } from '../protocol/strict-messages.js'
+import { DOORBELL, FROM_STRICT_TYPES, type FromStrict, type ToStrict } from '../protocol/strict-messages.js'
 import { type RunnableEntry, runnerTraits } from '../protocol/runnable-entry.js'
 import type { CallTask } from '../protocol/worker-messages.js'
 import { ABORT_GRACE_MS, checkedAnswer, type GroupOptions, type RunningCall, type WorkerGroup, replacedId } from './group.js'
@@ -63,7 +63,13 @@ export function createStrictGroup(options: StrictOptions): WorkerGroup {
     // Its folder is made by the spawner before it starts, its setup written as it starts, and it
     // is ended by the spawner once it has answered.
     const setup: ToStrict = options.sources === undefined ? { type: 'setup', traits } : { type: 'setup', traits, sources: options.sources }
-    const child = startProcess(command as string, args, callFolderEnv(folder, options.env), { folder, root, first: setup, endAfter: 'result' })
+    const child = startProcess(command as string, args, callFolderEnv(folder, options.env), {
+      folder,
+      root,
+      first: setup,
+      endAfter: 'result',
+      types: FROM_STRICT_TYPES,
+    })
     live.add(child)
     void child.exited.then(() => {
       live.delete(child)
@@ -171,10 +177,10 @@ export function createStrictGroup(options: StrictOptions): WorkerGroup {
         else if (notStarted !== undefined) resolveAnswer({ kind: 'not-started', why: notStarted })
         else if (killedFor !== undefined) options.onReplaced(killedFor, id)
         else {
-          const memory = options.memMB !== undefined && (signal === 'SIGABRT' || signal === 'SIGTRAP' || signal === 'SIGSEGV' || code === 134)
+          const memory = outOfMemory(options.memMB, code, signal)
           options.onReplaced(memory ? 'memory' : 'crash', id)
           const detail = unreadable
-            ? 'killed for its channel: it wrote what is no message (not JSON, or a line over 16 MiB, as an answer that large is), or left 64 MiB unread'
+            ? 'killed for its channel: it wrote what is no message (not JSON, a line over 16 MiB as an answer that large is, or of a type it may not send), or left 64 MiB unread'
             : (signal ?? `code ${code}`)
           // Never sent its call: nothing of it ran, and the caller may send it again.
           if (!sent) resolveAnswer({ kind: 'not-started', why: `its process exited (${detail}) before it took the call` })
@@ -258,7 +264,7 @@ export function createStrictGroup(options: StrictOptions): WorkerGroup {
           const event = message as FromStrict
           if (event.type === 'probed') resolve(Array.isArray(event.problems) ? event.problems.filter((p): p is string => typeof p === 'string') : [])
         })
-        void spare.child.exited.then(() => resolve(['A strict process exited while loading its modules']))
+        void spare.child.exited.then(({ code, signal }: Exit) => resolve([loadExit(options.memMB, code, signal, options.entries)]))
       })
       send(spare.child, { type: 'probe', entries: options.entries })
       const found = await probed
@@ -286,4 +292,17 @@ function send(child: Spawned, message: ToStrict, options?: SendOptions, sent?: (
 function pidCpu(child: Spawned): number | undefined {
   const pid = child.pid()
   return pid === undefined ? undefined : cpuTimeMs(pid)
+}
+
+/** V8 ends a process out of heap with an abort (or a trap): under memMB, that is what such an end means. */
+function outOfMemory(memMB: number | undefined, code: number | null, signal: NodeJS.Signals | null): boolean {
+  return memMB !== undefined && (signal === 'SIGABRT' || signal === 'SIGTRAP' || signal === 'SIGSEGV' || code === 134)
+}
+
+/** The boot problem of a strict process that ended while it loaded its group's modules. */
+function loadExit(memMB: number | undefined, code: number | null, signal: NodeJS.Signals | null, entries: readonly RunnableEntry[]): string {
+  const how = signal ?? `code ${code}`
+  if (!outOfMemory(memMB, code, signal)) return `A strict process exited (${how}) while loading its modules`
+  const modules = [...new Set(entries.map((e) => e.modulePath))].join(', ')
+  return `A strict process ran out of memory (${how}) loading ${modules}: memMB ${memMB} is its heap limit, too small to load them; raise the tool's limits.memMB`
 }

@@ -33,6 +33,9 @@ export type ToStrict =
   | { type: 'abort'; reason: 'deadline' | 'cancelled' }
   | { type: 'file-reply'; req: number; reply: FileReplyMessage }
 
+/** The types of FromStrict: the spawner kills a process that sends another (spawner-messages.ts `types`). */
+export const FROM_STRICT_TYPES: readonly FromStrict['type'][] = ['spare-ready', 'probed', 'result', 'files']
+
 /** Strict process → front. */
 export type FromStrict =
   | { type: 'spare-ready' }

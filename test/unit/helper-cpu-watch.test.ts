@@ -9,11 +9,11 @@ import { type HelperCpuWatch, watchHelperCpu } from '../../src/pool/helper-cpu-w
 let watch: HelperCpuWatch | undefined
 afterEach(() => watch?.stop())
 
-/** A watch read every 20 ms whose pool has spent `cpu.ms` in all; `over` holds why it tripped, once it has. */
-function watching(): { cpu: { ms: number }; over: string[]; watch: HelperCpuWatch } {
-  const cpu = { ms: 0 }
+/** A watch read every 20 ms whose pool has spent `cpu.ms` in all, with `cpu.workers` its worker threads; `over` holds why it tripped, once it has. */
+function watching(): { cpu: { ms: number; workers: string[] }; over: string[]; watch: HelperCpuWatch } {
+  const cpu = { ms: 0, workers: [] as string[] }
   const over: string[] = []
-  watch = watchHelperCpu(1, (why) => over.push(why), { everyMs: 20, read: () => cpu.ms })
+  watch = watchHelperCpu(1, (why) => over.push(why), { everyMs: 20, read: () => ({ cpuMs: cpu.ms, workers: cpu.workers }) })
   return { cpu, over, watch }
 }
 
@@ -70,5 +70,23 @@ describe("a cpuMs pack process's libuv pool CPU is charged to its calls in fligh
       await reads(1)
     }
     expect(over).toEqual([])
+  })
+  it('a worker thread that starts brings credit for its start: a large module’s collection on V8’s threads, with no call', async () => {
+    // A pack whose cpuMs tool imported date-fns failed its boot: V8's threads spent some 300 ms a worker loading it (stop 40).
+    const { cpu, over } = watching()
+    cpu.workers = ['101', '102']
+    await reads(1)
+    cpu.ms += 1_500
+    await reads(3)
+    expect(over).toEqual([])
+  })
+  it('workers ended and started again earn no more than a few starts’ credit at a time', async () => {
+    const { cpu, over } = watching()
+    for (let i = 0; i < 12; i++) {
+      cpu.workers = [`${200 + i}`]
+      cpu.ms += 600
+      await reads(1)
+    }
+    expect(over).toHaveLength(1)
   })
 })

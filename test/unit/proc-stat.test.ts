@@ -1,12 +1,15 @@
 // What the front reads of a pack process from /proc (src/pool/proc-stat.ts), read here of this
 // test process: its helper threads' CPU grows with work handed to libuv's pool (async pbkdf2)
 // and to V8's platform threads (async WebAssembly compiles), whatever the runtime names them
-// (Node 26 prefixes V8's with `node-`), and not with work on this thread.
+// (Node 26 prefixes V8's with `node-`), and not with work on this thread; its worker threads
+// are told apart from them.
 import { pbkdf2 } from 'node:crypto'
+import { Worker } from 'node:worker_threads'
 import { describe, expect, it } from 'vitest'
-import { helperThreadsCpuMs, threadsAndResident } from '../../src/pool/proc-stat.js'
+import { helperThreads, threadsAndResident } from '../../src/pool/proc-stat.js'
 
-const helpers = () => helperThreadsCpuMs(process.pid) as number
+const helpers = () => helperThreads(process.pid)?.cpuMs as number
+const workers = () => helperThreads(process.pid)?.workers ?? []
 /** The walls pack's module maker (plain JavaScript), and the runtime's WebAssembly (not in this project's type libraries). */
 const { wasmModule } = (await import('../fixtures/walls-pack/tools/wasm-gen.js' as string)) as {
   wasmModule(functions: number, ops: number, salt: number): Buffer
@@ -31,9 +34,17 @@ describe("a process's helper threads, read from /proc", () => {
     while (Date.now() < until);
     expect(helpers() - before).toBeLessThan(100)
   })
+  it('lists a worker thread among its worker threads while it lives, not among its helpers', async () => {
+    const before = workers()
+    const worker = new Worker('setInterval(() => {}, 1000)', { eval: true })
+    await new Promise((resolve) => worker.once('online', resolve))
+    const during = workers()
+    await worker.terminate()
+    expect(during.filter((tid) => !before.includes(tid))).toHaveLength(1)
+  })
   it('reads threads and resident memory in one read, and nothing of a process that is gone', () => {
     expect(threadsAndResident(process.pid)).toMatchObject({ threads: expect.any(Number), residentBytes: expect.any(Number) })
-    expect(helperThreadsCpuMs(2 ** 30)).toBeUndefined()
+    expect(helperThreads(2 ** 30)).toBeUndefined()
     expect(threadsAndResident(2 ** 30)).toBeUndefined()
   })
 })

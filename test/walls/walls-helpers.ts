@@ -124,6 +124,16 @@ function stat(pid: number): Stat | undefined {
   }
 }
 
+/** The pid of a process's parent (the front, for the spawner), if it still runs. */
+export function parentOf(pid: number): number | undefined {
+  return stat(pid)?.ppid
+}
+
+/** CPU time (user + system) of one process, not its children's, in ms (clock ticks are 10 ms on Linux). */
+export function cpuMsOf(pid: number): number {
+  return (stat(pid)?.cpuTicks ?? 0) * 10
+}
+
 /** CPU time (user + system) of the process tree, in ms (clock ticks are 10 ms on Linux). */
 export function treeCpuMs(root: number): number {
   return processTree(root).reduce((ms, pid) => ms + (stat(pid)?.cpuTicks ?? 0) * 10, 0)

@@ -7,7 +7,8 @@ export type ToSpawner =
    * when it cannot be made, or was made elsewhere than in the folder `root` identifies (call-tmp.ts
    * rootIdentity), nothing starts and the exit says why. `first`: its first message,
    * written as it starts. `endAfter`: the type of the message after which it is killed, as soon
-   * as that message is on its way to the front.
+   * as that message is on its way to the front. `types`: the types its messages may have; one of
+   * another type is no message, and it is killed for it (unreadable).
    */
   | {
       t: 'start'
@@ -19,6 +20,7 @@ export type ToSpawner =
       root?: string
       first?: unknown
       endAfter?: string
+      types?: readonly string[]
     }
   /**
    * `ring`: a signal to send the process once the message is written (its doorbell).
@@ -32,7 +34,7 @@ export type FromSpawner =
   /** A process's message; its first one carries the process's pid. */
   | { t: 'message'; id: number; msg: unknown; pid?: number }
   /**
-   * `unreadable`: killed for its channel: it wrote what is no message (not JSON, a line past the
+   * `unreadable`: killed for its channel: it wrote what is no message (not JSON, of a type it may not send, a line past the
    * bound), or left too much unread. `notStarted`: it never started, and why.
    */
   | { t: 'exit'; id: number; code: number | null; signal: NodeJS.Signals | null; unreadable: boolean; notStarted?: string }

@@ -20,6 +20,7 @@ import { openFrames, type FrameChannel } from '../../protocol/frame-channel.js'
 import { rootIdentity } from '../call-tmp.js'
 import { passLines } from '../pack-output.js'
 import { whenEnded } from '../process-end.js'
+import { createReadRate } from '../read-rate.js'
 import { removeFolder } from '../remove-folder.js'
 import { removeTree } from '../remove-tree.js'
 import type { FromSpawner, ToSpawner } from './spawner-messages.js'
@@ -65,6 +66,15 @@ function release(): void {
 }
 /** Bytes for one process that it has not read yet: past it, it is killed. */
 const MAX_UNREAD = 64 * 1024 * 1024
+/**
+ * Characters of one process's channel read a second, after a first burst of twice as many (an
+ * answer as long as a line may be, with room). Parsing a line here, relaying it and parsing it
+ * again in the front costs this process and the front CPU that no limit of the call counts:
+ * lines of 15 MiB, each a valid message, cost them 19–29 times what writing them cost the call,
+ * for as long as its deadline let it write (a red-team pass, stop 40). Past it, its channel
+ * waits, and so does it in its writes.
+ */
+const CHANNEL_RATE = MAX_LINE
 const toFront = (message: FromSpawner): void => {
   if (process.connected) process.send!(message)
 }
@@ -118,13 +128,15 @@ function start(message: Extract<ToSpawner, { t: 'start' }>): void {
   }
   // Its stdout and stderr are ours to pass on as whole lines (pack-output.ts), never the service's own.
   const child = spawn(message.command, message.args, { env: message.env, stdio: ['pipe', 'pipe', 'pipe', 'pipe'] })
-  if (child.stdout !== null) passLines(child.stdout, 1)
-  if (child.stderr !== null) passLines(child.stderr, 2)
+  if (child.stdout !== null) passLines(child.stdout, 1, { pid: child.pid, stream: 'stdout' })
+  if (child.stderr !== null) passLines(child.stderr, 2, { pid: child.pid, stream: 'stderr' })
   // Its messages come on its fd 3; ours go to its stdin (workers/fd-channel.ts).
   let unreadable = false
   let notStarted: string | undefined
   let relaying = 0
   let relayingChars = 0
+  const rate = createReadRate(CHANNEL_RATE, 2 * CHANNEL_RATE)
+  let heldForRate = false
   let pid: number | undefined = child.pid
   const input = child.stdio[3] as Readable
   const output = child.stdin as Writable
@@ -137,6 +149,11 @@ function start(message: Extract<ToSpawner, { t: 'start' }>): void {
     output,
     (msg, chars) => {
       if (unreadable || !process.connected) return
+      // A type it has no business sending is pack code writing on its channel: nothing to relay.
+      if (message.types !== undefined && !message.types.includes((msg as { type?: unknown } | null)?.type as string)) {
+        kill()
+        return
+      }
       // Its answer given, it has nothing left to do: ended here, a message sooner than the front
       // could, and before the answer goes on, so the front frees its slot knowing it runs nothing more.
       if (message.endAfter !== undefined && (msg as { type?: unknown } | null)?.type === message.endAfter) child.kill('SIGKILL')
@@ -167,6 +184,14 @@ function start(message: Extract<ToSpawner, { t: 'start' }>): void {
       if (relaying > MAX_FLOOD) kill()
       else if (relayingCharsAll >= MAX_RELAYING_CHARS_ALL) for (const other of children.values()) other.hold()
       else if (!mayRead()) hold()
+      const waitMs = rate.spend(chars)
+      if (waitMs === 0) return
+      heldForRate = true
+      hold()
+      setTimeout(() => {
+        heldForRate = false
+        if (resumed()) held.delete(resumed)
+      }, waitMs).unref()
     },
     // Its end closed: ours too, so that the channel's 'close' (which ends it, below) comes.
     () => {
@@ -175,7 +200,7 @@ function start(message: Extract<ToSpawner, { t: 'start' }>): void {
     },
     kill,
   )
-  const mayRead = () => relaying < MAX_RELAYING && relayingChars < MAX_RELAYING_CHARS && relayingCharsAll < MAX_RELAYING_CHARS_ALL
+  const mayRead = () => !heldForRate && relaying < MAX_RELAYING && relayingChars < MAX_RELAYING_CHARS && relayingCharsAll < MAX_RELAYING_CHARS_ALL
   const resumed = () => {
     if (!mayRead()) return false
     input.resume()

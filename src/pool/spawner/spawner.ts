@@ -16,7 +16,7 @@ export type Exit = { code: number | null; signal: NodeJS.Signals | null; unreada
 export type SendOptions = { ring?: NodeJS.Signals; needsFolder?: boolean }
 
 /** What the spawner does around a process's life (ToSpawner 'start'). */
-export type StartOptions = { folder?: string; root?: string; first?: unknown; endAfter?: string }
+export type StartOptions = { folder?: string; root?: string; first?: unknown; endAfter?: string; types?: readonly string[] }
 
 /** A process started through the spawner. */
 export type Spawned = {

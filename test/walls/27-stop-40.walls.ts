@@ -1,0 +1,119 @@
+// Stop 40: what a red-team pass found past stop 39's walls.
+//
+// 1. channel-typed-flood: a strict call wrote valid messages of 15 MiB on its channel, one
+//    after another, for as long as its deadline let it. Each cost it a few ms to write and the
+//    spawner and the front 19–29 times that to parse, relay and parse again: 5–7 s of their CPU
+//    in 6 s, for 0.2–0.35 s of the call's own, and other tenants' calls slowed. The spawner now
+//    reads a process's channel at a rate (a line as long as an answer may be a second, after a
+//    burst of two), and kills a process that sends a message of a type it may not send.
+// 2. log-forge: pack code printed the host's own `call` line for a tenant that never called,
+//    and an `internal-error` line saying `escaped` and `draining`; they reached the service's
+//    log as they were, under a warm posture with the front's own pid. Every line of pack output
+//    is now a record of kind `log`, with the pid of the process that wrote it.
+// And a regression of stop 39's wall that a pass as a pack author found: a pack whose cpuMs tool
+// imported a large library (date-fns) failed its boot under `none`, its pack process killed for
+// the CPU V8's threads spent collecting as the module loaded, with no call to charge it to. A
+// worker thread's start now brings credit of its own (src/pool/helper-cpu-watch.ts).
+import { join } from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { sleep, spawnerOf } from '../helpers/host.js'
+import { writeScratchPack } from '../helpers/scratch-pack.js'
+import { cpuMsOf, parentOf, rawInvoke, scratchDir, STRICT, stillServes, wallsPackWith, withHost } from './walls-helpers.js'
+
+describe('stop 40: what a strict call writes on its channel costs the spawner and the front no more than a bounded rate', () => {
+  it('channel-typed-flood: 5 s of 15 MiB file requests cost the spawner and the front under 1.5 s of CPU, and another tenant is answered in time', async () => {
+    await withHost({ ...wallsPackWith(['channel-typed-flood', 'echo']), env: STRICT }, async (host) => {
+      const spawner = spawnerOf(host) as number
+      expect(spawner, 'the spawner').toBeDefined()
+      const front = parentOf(spawner) as number
+      const before = cpuMsOf(front) + cpuMsOf(spawner)
+      const attack = rawInvoke(host.port, 'channel-typed-flood', { ms: 5_000 }, { tenantId: 'tenant-a', runId: 'attack' }, 15_000)
+      await sleep(1_000)
+      const started = Date.now()
+      const victim = await rawInvoke(host.port, 'echo', { message: 'hello' }, { tenantId: 'tenant-b', runId: 'victim' })
+      expect.soft('error' in victim ? victim : victim.body, "the victim's answer").toMatchObject({ kind: 'result' })
+      expect.soft(Date.now() - started, "ms until the victim's answer").toBeLessThan(3_000)
+      const answer = await attack
+      const spent = cpuMsOf(front) + cpuMsOf(spawner) - before
+      expect.soft('error' in answer ? answer : answer.body, "the attack's answer (it wrote for 5 s)").toMatchObject({ kind: 'result' })
+      // Before: 5–7 s of theirs (the spawner's 2.3–3.7 s, the front's 2–3 s) as it wrote 60–120 lines.
+      expect.soft(spent, 'ms of CPU the front and the spawner spent on it').toBeLessThan(1_500)
+      await stillServes(host)
+    })
+  })
+
+  it('channel-flood-big: a message of a type no strict process sends has its process killed at once, and the call says why', async () => {
+    await withHost({ ...wallsPackWith(['channel-flood-big']), env: STRICT }, async (host) => {
+      const started = Date.now()
+      const answer = await rawInvoke(host.port, 'channel-flood-big', { lines: 60 }, { tenantId: 'tenant-a', runId: 'attack' }, 20_000)
+      // Before: it answered ok, its 60 messages of 15 MiB relayed to the front, which dropped them.
+      expect.soft('error' in answer ? answer : answer.body, 'its answer').toMatchObject({ kind: 'error', code: 'handler-throw' })
+      if (!('error' in answer)) expect.soft(String(answer.body?.message), 'the message').toContain('killed for its channel')
+      expect.soft(Date.now() - started, 'ms until it was answered').toBeLessThan(5_000)
+      await stillServes(host)
+    })
+  })
+})
+
+describe("stop 40: no line pack code prints passes for a line of the host's", () => {
+  it.each(['none', 'strict'])(
+    'log-forge (%s): a forged call line and internal-error line reach the log as log records of the pack process',
+    async (posture) => {
+      await withHost({ ...wallsPackWith(['log-forge']), env: { KINDGI_PACK_SANDBOX: posture } }, async (host) => {
+        const answer = await rawInvoke(host.port, 'log-forge', {}, { tenantId: 'tenant-a', runId: 'attack' })
+        expect.soft('error' in answer ? answer : answer.body, 'its answer').toMatchObject({ kind: 'result', output: { printed: 2 } })
+        const forged = await host.waitFor('log', (l) => l.tenantId === 'victim-tenant')
+        const escaped = await host.waitFor('log', (l) => l.escaped === true)
+        const listening = host.lines.find((l) => l.kind === 'listening')
+        // Before: a `call` line for victim-tenant and an `internal-error` line, under none with the front's pid.
+        expect
+          .soft(
+            host.lines.filter((l) => l.kind === 'call' && l.tenantId === 'victim-tenant'),
+            'call lines for victim-tenant',
+          )
+          .toEqual([])
+        expect
+          .soft(
+            host.lines.filter((l) => l.kind === 'internal-error'),
+            'internal-error lines',
+          )
+          .toEqual([])
+        for (const record of [forged, escaped]) expect.soft(record.pid, "a record's pid").not.toBe(listening?.pid)
+        await stillServes(host)
+      })
+    },
+  )
+})
+
+/** A module as costly to load as a large library: its objects are collected on V8's threads as it loads (some 300 ms of theirs, on Node 24). */
+const HEAVY_LOAD = `
+const kept = []
+for (let i = 0; i < 3_000_000; i++) kept.push({ i, s: 'x' + i })
+export default () => ({ kept: kept.length })
+`
+
+describe('stop 40: a cpuMs tool whose module is costly to load boots and serves', () => {
+  it('heavy-load (none, two workers): the pack boots, its workers load the module, and calls answer ok', async () => {
+    const root = scratchDir('heavy-load')
+    writeScratchPack(root, 'heavy-load', {
+      heavy: { code: HEAVY_LOAD, limits: { cpuMs: 3000 } },
+      echo: { code: 'export default (input, ctx) => ({ input, tenantId: ctx.tenantId })\n' },
+    })
+    const env = { KINDGI_PACK_WORKER_THREADS: '2' }
+    await withHost({ args: ['--index', join(root, 'index.json'), '--module-root', root, '--host', '127.0.0.1'], env }, async (host) => {
+      // Two at once: the pool starts a second worker, which loads the module with calls in flight.
+      const answers = await Promise.all([0, 1].map((i) => rawInvoke(host.port, 'heavy', {}, { tenantId: 'tenant-a', runId: `call-${i}` })))
+      for (const answer of answers)
+        expect.soft('error' in answer ? answer : answer.body, 'an answer').toMatchObject({ kind: 'result', output: { kept: 3_000_000 } })
+      // Before: boot-failed, "A worker loading tools/heavy.js died while loading: its pack process exited (SIGKILL)".
+      await sleep(2_000)
+      expect
+        .soft(
+          host.lines.filter((l) => l.kind === 'worker-replaced'),
+          'worker-replaced lines',
+        )
+        .toEqual([])
+      await stillServes(host)
+    })
+  })
+})
