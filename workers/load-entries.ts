@@ -26,6 +26,23 @@ function validator(code: string | undefined, what: string, problems: string[]): 
   }
 }
 
+/**
+ * Why a module did not load. Node's permission model says only "Access to this API has been
+ * restricted. Use --allow-fs-read to manage permissions", a flag no pack author sets: the path
+ * it refused is said instead, with what to do (a pack in a monorepo whose packages are hoisted
+ * to a node_modules above it met exactly that, stop 40).
+ */
+function loadError(err: unknown): string {
+  const e = err as { name?: string; message?: string; code?: unknown; permission?: unknown; resource?: unknown } | null
+  if (e?.code === 'ERR_ACCESS_DENIED' && typeof e.resource === 'string') {
+    if (e.permission === 'FileSystemRead') {
+      return `its sandbox may not read ${e.resource}, outside the pack's module root: put the packages it imports in a node_modules inside the pack (not one a monorepo hoisted above it), or bundle them into the pack`
+    }
+    if (e.permission === 'FileSystemWrite') return `its sandbox may not write ${e.resource}: pack code writes only in ctx.tmpDir`
+  }
+  return `${e?.name ?? 'Error'}: ${e?.message ?? String(err)}`
+}
+
 export async function loadEntries(entries: RunnableEntry[]): Promise<Loaded> {
   const problems: string[] = []
   const loaded = new Map<string, LoadedEntry>()
@@ -41,8 +58,7 @@ export async function loadEntries(entries: RunnableEntry[]): Promise<Loaded> {
       }
       mod = await pending
     } catch (err) {
-      const e = err as Error
-      problems.push(`Module ${entry.modulePath} threw while loading: ${e?.name ?? 'Error'}: ${e?.message ?? String(err)}`)
+      problems.push(`Module ${entry.modulePath} threw while loading: ${loadError(err)}`)
       continue
     }
     const item: LoadedEntry = { entry }

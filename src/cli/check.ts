@@ -7,6 +7,7 @@ import { bootPack } from '../boot.js'
 import { FRONT_DEFAULTS, type Config } from '../config.js'
 import type { Log } from '../log.js'
 import { loadPackIndex } from '../pack-index.js'
+import { POSTURES, type Posture } from '../protocol/runnable-entry.js'
 import { commandArgs, requireFlags } from './args.js'
 import { locateBootProblem } from './boot-problems.js'
 import { canonicalIndex, canonicalProblems } from './canonical-json.js'
@@ -14,7 +15,7 @@ import { deployProblems } from './deploy-rules.js'
 import { packStdoutToStderr } from '../pool/pack-process-group.js'
 import { count, err, EXIT, out, outJson, printProblems, stdoutToStderr, usageError, type Problem } from './output.js'
 
-export const usage = `Usage: kindgi-pack-host check --index FILE [--module-root DIR] [--bundle-map FILE] [--fix] [--built-in-check ID,...] [--json]
+export const usage = `Usage: kindgi-pack-host check --index FILE [--module-root DIR] [--bundle-map FILE] [--sandbox POSTURE] [--fix] [--built-in-check ID,...] [--json]
 
 Checks a pack before it is deployed: everything the service checks at boot (the index, every
 module loading in a worker thread, every schema compiling), without listening; and what a
@@ -27,6 +28,9 @@ refuse, a guardrail naming a built-in check without checkBuiltIn: true.
   --module-root DIR       where modulePaths resolve (default: the index file's folder)
   --bundle-map FILE       a JSON object of source path → bundle path (relative to the module
                           root): a module it covers is loaded from its bundle, as serve does
+  --sandbox POSTURE       the least posture every tool loads at (none, context-isolated,
+                          strict), as the service's KINDGI_PACK_SANDBOX sets it; default: that
+                          variable, else none. strict loads each tool as the image serves it
   --fix                   rewrite the index in canonical form first (lists sorted by id, keys
                           sorted, two-space indent, trailing newline); its indexHash changes
   --built-in-check IDS    comma-separated ids of the runtime's built-in checks; the ones the
@@ -36,7 +40,7 @@ refuse, a guardrail naming a built-in check without checkBuiltIn: true.
 Exit status: 0 no problems, 1 problems (one a line, each with its JSON path), 2 bad arguments.`
 
 const SPEC = {
-  flags: ['index', 'module-root', 'bundle-map', 'built-in-check'],
+  flags: ['index', 'module-root', 'bundle-map', 'sandbox', 'built-in-check'],
   switches: ['fix', 'json'],
   valueNames: { 'bundle-map': 'path' },
 } as const
@@ -56,12 +60,18 @@ export async function run(argv: string[]): Promise<number> {
     .map((id) => id.trim())
     .filter((id) => id !== '')
   const json = args.switches.has('json')
+  // A pack that loads under none may not under strict (a package outside its folder): checked as it will be served.
+  const sandbox = args.flags.sandbox ?? process.env.KINDGI_PACK_SANDBOX ?? 'none'
+  if (!isPosture(sandbox)) {
+    const from = args.flags.sandbox === undefined ? 'KINDGI_PACK_SANDBOX' : '--sandbox'
+    return usageError('check', [`${from} must be "none", "context-isolated" or "strict", not "${sandbox}"`])
+  }
   // Pack code never sees a Kindgi credential, here as in `serve`; check needs none.
   for (const name of ['KINDGI_API_TOKEN', 'KINDGI_API_TOKEN_FILE', 'KINDGI_PACK_SERVICE_TOKEN', 'KINDGI_PACK_SERVICE_TOKEN_FILE']) delete process.env[name]
 
   const file = readIndexText(indexPath)
   if (file !== undefined && args.switches.has('fix')) file.text = fix(indexPath, file)
-  const problems = await checkPack(indexPath, moduleRoot, bundleMap, builtInChecks)
+  const problems = await checkPack(indexPath, moduleRoot, bundleMap, sandbox, builtInChecks)
   if (file !== undefined) problems.push(...canonicalProblems(file.text, file.parsed))
 
   if (problems.length > 0) {
@@ -94,11 +104,15 @@ function fix(indexPath: string, file: { text: string; parsed: unknown }): string
   return canonical
 }
 
-async function checkPack(indexPath: string, moduleRoot: string, bundleMap: string | undefined, builtInChecks: string[]): Promise<Problem[]> {
-  const loaded = loadPackIndex(indexPath, moduleRoot, 'none', bundleMap)
+function isPosture(value: string): value is Posture {
+  return (POSTURES as readonly string[]).includes(value)
+}
+
+async function checkPack(indexPath: string, moduleRoot: string, bundleMap: string | undefined, sandbox: Posture, builtInChecks: string[]): Promise<Problem[]> {
+  const loaded = loadPackIndex(indexPath, moduleRoot, sandbox, bundleMap)
   if (loaded.kind === 'error') return loaded.problems.map((p) => locateBootProblem(p, undefined))
   const index = loaded.pack.index
-  const booted = await bootModules(indexPath, moduleRoot, bundleMap)
+  const booted = await bootModules(indexPath, moduleRoot, bundleMap, sandbox)
   const boot = booted.map((p) => locateBootProblem(p, index))
   // Where boot already found a problem, its own sentence says it best.
   const bootPaths = new Set(boot.map((p) => p.path))
@@ -107,7 +121,7 @@ async function checkPack(indexPath: string, moduleRoot: string, bundleMap: strin
 }
 
 /** Loads every module in worker threads exactly as `serve` boots, then stops them. */
-async function bootModules(indexPath: string, moduleRoot: string, bundleMap: string | undefined): Promise<string[]> {
+async function bootModules(indexPath: string, moduleRoot: string, bundleMap: string | undefined, sandbox: Posture): Promise<string[]> {
   const config: Config = {
     indexPath,
     moduleRoot,
@@ -119,7 +133,7 @@ async function bootModules(indexPath: string, moduleRoot: string, bundleMap: str
     tenantId: undefined,
     envCheck: 'warn',
     envFilter: true,
-    sandbox: 'none',
+    sandbox,
     watch: false,
     tokenFile: undefined,
     bundleMap,

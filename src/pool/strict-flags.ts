@@ -207,7 +207,8 @@ export function callFolderEnv(folder: string, env: Readonly<Record<string, strin
   const paths = [folder, `${folder}/*`]
   const grants = [...paths.map((p) => `--allow-fs-read=${p}`), ...paths.map((p) => `--allow-fs-write=${p}`)].map(quoted).join(' ')
   const options = env.NODE_OPTIONS === undefined || env.NODE_OPTIONS === '' ? grants : `${env.NODE_OPTIONS} ${grants}`
-  return { ...env, NODE_OPTIONS: options, [CALL_FOLDER_VARIABLE]: folder }
+  // os.tmpdir() is the folder too: libraries that write temporary files there work (/tmp is not writable).
+  return { ...env, NODE_OPTIONS: options, TMPDIR: folder, [CALL_FOLDER_VARIABLE]: folder }
 }
 
 /** `path` is `folder` or lies below it. */

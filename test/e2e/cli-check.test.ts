@@ -1,12 +1,13 @@
 // `kindgi-pack-host check` and `manifests` as an operator runs them: the built binary on
 // fixture packs, exit codes, problems with their JSON paths, and `--fix` on a copy.
-import { cpSync, readFileSync } from 'node:fs'
+import { cpSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { canonicalIndex } from '../../src/cli/canonical-json.js'
 import { CLI_BROKEN_PACK, CLI_PACK, PROJECT_ID, runCli } from '../helpers/cli.js'
 import { FIXTURES } from '../helpers/host.js'
+import { writeScratchPack } from '../helpers/scratch-pack.js'
 import { tempDirs } from '../helpers/temp-dir.js'
 
 type Problem = { path: string; message: string }
@@ -78,6 +79,39 @@ describe('check on a broken pack', () => {
     const run = await runCli(['check', '--index', join(tmpdir(), 'no-such-index.json'), '--json'])
     expect(run.code).toBe(1)
     expect(problemsOf(run.stdout)).toEqual([{ path: '', message: expect.stringMatching(/^Cannot read the pack index: /) }])
+  })
+})
+
+describe('check --sandbox', () => {
+  const tempDir = tempDirs()
+  /** A pack whose one tool imports a package a monorepo hoisted above it. */
+  function hoistedPack(): string {
+    const project = tempDir('kph-hoisted-')
+    mkdirSync(join(project, 'node_modules', 'hoisted-dep'), { recursive: true })
+    writeFileSync(join(project, 'node_modules', 'hoisted-dep', 'package.json'), JSON.stringify({ name: 'hoisted-dep', type: 'module', main: 'index.js' }))
+    writeFileSync(join(project, 'node_modules', 'hoisted-dep', 'index.js'), 'export const answer = 42\n')
+    return writeScratchPack(join(project, 'packs', 'p'), 'hoisted', {
+      uses: { code: "import { answer } from 'hoisted-dep'\nexport default () => ({ answer })\n" },
+    })
+  }
+  it('loads every tool at the posture given, as the service would serve it: a pack that loads under none may not under strict', async () => {
+    // Before stop 40 check loaded every tool under none: "no problems", and the production image refused the pack.
+    const index = hoistedPack()
+    const refused = { path: '/tools/0/modulePath', message: expect.stringContaining('its sandbox may not read') }
+    // --fix first: the scratch index is not in canonical form, which would be a problem of its own.
+    const none = await runCli(['check', '--index', index, '--fix', '--json'])
+    expect(none.code, none.stdout).toBe(0)
+    const strict = await runCli(['check', '--index', index, '--sandbox', 'strict', '--json'])
+    expect(strict.code).toBe(1)
+    expect(problemsOf(strict.stdout)).toEqual([refused])
+  })
+  it('takes the posture from KINDGI_PACK_SANDBOX when not given, and refuses one it does not know', async () => {
+    const index = hoistedPack()
+    const strict = await runCli(['check', '--index', index, '--json'], { KINDGI_PACK_SANDBOX: 'strict' })
+    expect(problemsOf(strict.stdout)).toContainEqual({ path: '/tools/0/modulePath', message: expect.stringContaining('its sandbox may not read') })
+    const bad = await runCli(['check', '--index', index, '--sandbox', 'tight'])
+    expect(bad.code).toBe(2)
+    expect(bad.stderr).toContain('--sandbox must be "none", "context-isolated" or "strict", not "tight"')
   })
 })
 

@@ -14,6 +14,7 @@ export function writeScratchPack(root: string, packId: string, tools: Record<str
     writeFileSync(join(root, 'tools', `${id}.js`), tool.code)
     return {
       id,
+      description: `The ${id} tool.`,
       version: '1.0.0',
       modulePath: `tools/${id}.js`,
       input: { type: 'object' },
