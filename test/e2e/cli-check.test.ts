@@ -1,13 +1,13 @@
 // `kindgi-pack-host check` and `manifests` as an operator runs them: the built binary on
 // fixture packs, exit codes, problems with their JSON paths, and `--fix` on a copy.
-import { cpSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { cpSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { canonicalIndex } from '../../src/cli/canonical-json.js'
 import { CLI_BROKEN_PACK, CLI_PACK, PROJECT_ID, runCli } from '../helpers/cli.js'
 import { FIXTURES } from '../helpers/host.js'
-import { writeScratchPack } from '../helpers/scratch-pack.js'
+import { writeHoistedPack } from '../helpers/scratch-pack.js'
 import { tempDirs } from '../helpers/temp-dir.js'
 
 type Problem = { path: string; message: string }
@@ -84,16 +84,7 @@ describe('check on a broken pack', () => {
 
 describe('check --sandbox', () => {
   const tempDir = tempDirs()
-  /** A pack whose one tool imports a package a monorepo hoisted above it. */
-  function hoistedPack(): string {
-    const project = tempDir('kph-hoisted-')
-    mkdirSync(join(project, 'node_modules', 'hoisted-dep'), { recursive: true })
-    writeFileSync(join(project, 'node_modules', 'hoisted-dep', 'package.json'), JSON.stringify({ name: 'hoisted-dep', type: 'module', main: 'index.js' }))
-    writeFileSync(join(project, 'node_modules', 'hoisted-dep', 'index.js'), 'export const answer = 42\n')
-    return writeScratchPack(join(project, 'packs', 'p'), 'hoisted', {
-      uses: { code: "import { answer } from 'hoisted-dep'\nexport default () => ({ answer })\n" },
-    })
-  }
+  const hoistedPack = () => writeHoistedPack(tempDir('kph-hoisted-'))
   it('loads every tool at the posture given, as the service would serve it: a pack that loads under none may not under strict', async () => {
     // Before stop 40 check loaded every tool under none: "no problems", and the production image refused the pack.
     const index = hoistedPack()

@@ -1,12 +1,12 @@
 // Strict calls in processes of their own (issue 16), seen from outside: the front starts
 // them through its spawner, none of them holds the token, and a spawner that dies ends only
 // the calls it was running; the service goes on and starts a new one.
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { dirname, join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { type Host, invoke, invokeThenLeave, sharedHost, sleep, spawnHost, TOKEN, within } from '../helpers/host.js'
-import { writeScratchPack } from '../helpers/scratch-pack.js'
+import { writeHoistedPack, writeScratchPack } from '../helpers/scratch-pack.js'
 import { tempDirs } from '../helpers/temp-dir.js'
 import { cmdline, parentOf, processTree } from '../walls/walls-helpers.js'
 
@@ -103,7 +103,7 @@ describe("a strict call's temporary folder", () => {
     // Before stop 40 os.tmpdir() was /tmp, which a strict call may not write: ERR_ACCESS_DENIED.
     const root = tempDir('tmpdir-')
     const code =
-      "import { mkdtempSync, writeFileSync } from 'node:fs'\nimport { tmpdir } from 'node:os'\nimport { join } from 'node:path'\nexport default (input, ctx) => { const dir = mkdtempSync(join(tmpdir(), 'lib-')); writeFileSync(join(dir, 'f'), 'x'); return { same: tmpdir() === ctx.tmpDir, under: dir.startsWith(ctx.tmpDir) } }\n"
+      "import { mkdtempSync, writeFileSync } from 'node:fs'\nimport { tmpdir } from 'node:os'\nimport { dirname, join } from 'node:path'\nexport default (input, ctx) => { const dir = mkdtempSync(join(tmpdir(), 'lib-')); writeFileSync(join(dir, 'f'), 'x'); return { same: tmpdir() === ctx.tmpDir, under: dir.startsWith(ctx.tmpDir) } }\n"
     writeScratchPack(root, 'tmpdir', { temp: { code } })
     const own = await spawnHost({
       args: ['--index', join(root, 'index.json'), '--module-root', root, '--host', '127.0.0.1'],
@@ -252,47 +252,37 @@ describe('a strict pack kept in a folder of a larger project', () => {
       await nested.stop()
     }
   })
-  it('fails its boot naming the file it may not read, and what to do, when its packages are hoisted to a node_modules above it', async () => {
-    // Before stop 40 the line said only Node's "Access to this API has been restricted. Use --allow-fs-read to manage permissions."
-    const project = tempDir('hoisted-')
-    mkdirSync(join(project, 'node_modules', 'hoisted-dep'), { recursive: true })
-    writeFileSync(join(project, 'node_modules', 'hoisted-dep', 'package.json'), JSON.stringify({ name: 'hoisted-dep', type: 'module', main: 'index.js' }))
-    writeFileSync(join(project, 'node_modules', 'hoisted-dep', 'index.js'), 'export const answer = 42\n')
-    const root = join(project, 'packs', 'p')
-    writeScratchPack(root, 'hoisted', { uses: { code: "import { answer } from 'hoisted-dep'\nexport default () => ({ answer })\n" } })
+  /** The problems of the boot-failed line of a strict service of the scratch pack at `root`. */
+  async function strictBootProblems(root: string): Promise<unknown> {
     const failed = await spawnHost({
       args: ['--index', join(root, 'index.json'), '--module-root', root, '--host', '127.0.0.1'],
       env: { KINDGI_PACK_SANDBOX: 'strict' },
       waitListening: false,
     })
     try {
-      const line = await failed.waitFor('boot-failed')
-      expect(line.problems).toEqual([
-        `Module tools/uses.js threw while loading: its sandbox may not read ${join(project, 'node_modules', 'hoisted-dep', 'package.json')}, outside the pack's module root: put the packages it imports in a node_modules inside the pack (not one a monorepo hoisted above it), or bundle them into the pack`,
-      ])
+      return (await failed.waitFor('boot-failed')).problems
     } finally {
       await failed.stop()
     }
+  }
+
+  it('fails its boot naming the file it may not read, and what to do, when its packages are hoisted to a node_modules above it', async () => {
+    // Before stop 40 the line said only Node's "Access to this API has been restricted. Use --allow-fs-read to manage permissions."
+    const project = tempDir('hoisted-')
+    const index = writeHoistedPack(project)
+    expect(await strictBootProblems(dirname(index))).toEqual([
+      `Module tools/uses.js threw while loading: its sandbox may not read ${join(project, 'node_modules', 'hoisted-dep', 'package.json')}, outside the pack's module root: put the packages it imports in a node_modules inside the pack (not one a monorepo hoisted above it), or bundle them into the pack`,
+    ])
   })
   it("fails its boot naming memMB when a tool's module cannot load within it, and which module", async () => {
     // Before stop 40 the line said only "A strict process exited while loading its modules".
     const root = tempDir('small-mem-')
     const code = 'const kept = []\nfor (let i = 0; i < 5_000_000; i++) kept.push({ i })\nexport default () => ({ kept: kept.length })\n'
     writeScratchPack(root, 'small-mem', { big: { code, limits: { memMB: 16 } } })
-    const failed = await spawnHost({
-      args: ['--index', join(root, 'index.json'), '--module-root', root, '--host', '127.0.0.1'],
-      env: { KINDGI_PACK_SANDBOX: 'strict' },
-      waitListening: false,
-    })
-    try {
-      const line = await failed.waitFor('boot-failed')
-      expect(line.problems).toEqual([
-        expect.stringMatching(
-          /^A strict process ran out of memory \(\w+\) loading tools\/big\.js: memMB 16 is its heap limit, too small to load them; raise the tool's limits\.memMB$/,
-        ),
-      ])
-    } finally {
-      await failed.stop()
-    }
+    expect(await strictBootProblems(root)).toEqual([
+      expect.stringMatching(
+        /^A strict process ran out of memory \(\w+\) loading tools\/big\.js: memMB 16 is its heap limit, too small to load them; raise the tool's limits\.memMB$/,
+      ),
+    ])
   })
 })

@@ -7,6 +7,9 @@ import { join } from 'node:path'
 /** A tool of the pack: its module's code (`tools/<id>.js`), and its limits if any. */
 export type ScratchTool = { code: string; limits?: { cpuMs?: number; memMB?: number } }
 
+/** A tool as the walls pack's echo is (what `stillServes` calls): its input and tenant back. */
+export const ECHO_TOOL: ScratchTool = { code: 'export default (input, ctx) => ({ input, tenantId: ctx.tenantId })\n' }
+
 /** Writes `tools` and their index into `root` (made if missing); returns the index's path. */
 export function writeScratchPack(root: string, packId: string, tools: Record<string, ScratchTool>): string {
   mkdirSync(join(root, 'tools'), { recursive: true })
@@ -35,4 +38,19 @@ export function writeScratchPack(root: string, packId: string, tools: Record<str
   }
   writeFileSync(join(root, 'index.json'), JSON.stringify(index))
   return join(root, 'index.json')
+}
+
+/**
+ * A pack at `<project>/packs/p` whose one tool (`uses`) imports a package a monorepo hoisted to
+ * `<project>/node_modules`, above the pack's module root: it loads under `none`, not under
+ * `strict`. Returns the index's path.
+ */
+export function writeHoistedPack(project: string): string {
+  const dep = join(project, 'node_modules', 'hoisted-dep')
+  mkdirSync(dep, { recursive: true })
+  writeFileSync(join(dep, 'package.json'), JSON.stringify({ name: 'hoisted-dep', type: 'module', main: 'index.js' }))
+  writeFileSync(join(dep, 'index.js'), 'export const answer = 42\n')
+  return writeScratchPack(join(project, 'packs', 'p'), 'hoisted', {
+    uses: { code: "import { answer } from 'hoisted-dep'\nexport default () => ({ answer })\n" },
+  })
 }

@@ -28,7 +28,7 @@ import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { METRICS_MAX_CONNECTIONS } from '../../src/metrics-server.js'
 import { sleep, TOKEN } from '../helpers/host.js'
-import { writeScratchPack } from '../helpers/scratch-pack.js'
+import { ECHO_TOOL, writeScratchPack } from '../helpers/scratch-pack.js'
 import { landlockOf, NO_CAPABILITIES, rawHttp, rawInvoke, rssMB, scratchDir, STRICT, stillServes, treeCpuMs, wallsPackWith, withHost } from './walls-helpers.js'
 
 /** Imports `input.file` (relative to its own file) through a resolve hook that skips the resolver, and returns what the import gave or threw. */
@@ -44,7 +44,6 @@ export default async (input) => {
   }
 }
 `
-const ECHO = 'export default (input, ctx) => ({ input, tenantId: ctx.tenantId })\n'
 /** Reads `input.file` (relative to its own file) and returns its text, or the error's code. */
 const READ_LINK = `
 import { readFileSync } from 'node:fs'
@@ -60,7 +59,7 @@ export default (input) => {
 /** A pack of `echo` and `pinned-leak` in a scratch folder, with `links` (name in tools/ → target) and FIFOs named in `fifos` (in its root). */
 function leakPack(links: Record<string, string>, fifos: string[] = []): string {
   const root = scratchDir('pinned')
-  writeScratchPack(root, 'pinned', { echo: { code: ECHO }, 'pinned-leak': { code: PINNED_LEAK }, 'read-link': { code: READ_LINK } })
+  writeScratchPack(root, 'pinned', { echo: ECHO_TOOL, 'pinned-leak': { code: PINNED_LEAK }, 'read-link': { code: READ_LINK } })
   for (const [name, target] of Object.entries(links)) symlinkSync(target, join(root, 'tools', name))
   for (const name of fifos) execFileSync('mkfifo', [join(root, name)])
   // The service's user (nobody, under NO_CAPABILITIES) reads it as a deployed pack.

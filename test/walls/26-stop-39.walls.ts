@@ -27,7 +27,7 @@ import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { RUNTIME } from '../../src/runtime.js'
 import { sleep, within } from '../helpers/host.js'
-import { writeScratchPack } from '../helpers/scratch-pack.js'
+import { ECHO_TOOL, writeScratchPack } from '../helpers/scratch-pack.js'
 import { alive, packProcesses, processTree, rawInvoke, rssMB, scratchDir, stillServes, treeCpuMs, wallsPackWith, withHost } from './walls-helpers.js'
 
 describe("stop 39: a limited warm tool's code runs on its worker between calls at most briefly, however often it is called", () => {
@@ -171,7 +171,7 @@ describe('stop 39: a limited pack process whose workers burn as they start is he
       const root = scratchDir('hook-at-load')
       writeScratchPack(root, 'hook-at-load', {
         hook: { code: HOOK_AT_LOAD, limits: { cpuMs: 200 } },
-        echo: { code: 'export default (input, ctx) => ({ input, tenantId: ctx.tenantId })\n' },
+        echo: ECHO_TOOL,
       })
       await withHost({ args: ['--index', join(root, 'index.json'), '--module-root', root, '--host', '127.0.0.1'] }, async (host) => {
         let calling = everyMs > 0

@@ -17,7 +17,7 @@
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { sleep, spawnerOf } from '../helpers/host.js'
-import { writeScratchPack } from '../helpers/scratch-pack.js'
+import { ECHO_TOOL, writeScratchPack } from '../helpers/scratch-pack.js'
 import { cpuMsOf, parentOf, rawInvoke, scratchDir, STRICT, stillServes, wallsPackWith, withHost } from './walls-helpers.js'
 
 describe('stop 40: what a strict call writes on its channel costs the spawner and the front no more than a bounded rate', () => {
@@ -97,7 +97,7 @@ describe('stop 40: a cpuMs tool whose module is costly to load boots and serves'
     const root = scratchDir('heavy-load')
     writeScratchPack(root, 'heavy-load', {
       heavy: { code: HEAVY_LOAD, limits: { cpuMs: 3000 } },
-      echo: { code: 'export default (input, ctx) => ({ input, tenantId: ctx.tenantId })\n' },
+      echo: ECHO_TOOL,
     })
     const env = { KINDGI_PACK_WORKER_THREADS: '2' }
     await withHost({ args: ['--index', join(root, 'index.json'), '--module-root', root, '--host', '127.0.0.1'], env }, async (host) => {
