@@ -2,8 +2,9 @@
 // process's child and this process prints the child's stderr through pino-pretty, the pino
 // ecosystem's way (`node app | pino-pretty`, done for the user). The service and every pack
 // process it starts still write the JSON lines they always write, in the order they write
-// them, so the lines for people are the same records in the same order; a line that is not
-// JSON (pack code's own stderr, a crash's stack) passes through as it is. This process runs
+// them, so the lines for people are the same records in the same order, each one line (its
+// strings' control characters escaped); a line that is not JSON (a crash's stack) passes
+// through as it is. This process runs
 // no pack code, holds no port and reads no config: the child does all of that.
 import { spawn } from 'node:child_process'
 import { constants } from 'node:os'
@@ -27,7 +28,7 @@ const labelled = (key: string) => (value: unknown) => `${key}=${JSON.stringify(v
  * repeats another field: `event` (= kind), `severity` (= level) and `subsystem` (always "pack").
  */
 export function prettyLine(colorize: boolean): (line: string) => string {
-  return prettyFactory({
+  const format = prettyFactory({
     messageKey: 'message',
     colorize,
     translateTime: 'SYS:HH:MM:ss.l',
@@ -36,6 +37,35 @@ export function prettyLine(colorize: boolean): (line: string) => string {
     messageFormat: '[{kind}] {message}{if traceId} (trace {traceId}){end}',
     singleLine: true,
   })
+  return (line) => format(oneLineRecord(line))
+}
+
+/**
+ * Control characters, shown escaped. pino-pretty prints a record's message as it is, newlines
+ * included: a pack's log record whose message held a newline and then a line in this format
+ * printed what looked like the host's own `call` and `internal-error` lines, with the front's
+ * pid (stop 40's second red-team pass). Escaped, every record is one line for people, and no
+ * terminal sequence pack code wrote reaches the terminal.
+ */
+const CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g
+const ESCAPES: Readonly<Record<string, string>> = { '\n': '\\n', '\r': '\\r', '\t': '\\t' }
+
+/** The record with its strings' control characters escaped; the line as it is if it is no JSON object. */
+function oneLineRecord(line: string): string | Record<string, unknown> {
+  let record: unknown
+  try {
+    record = JSON.parse(line)
+  } catch {
+    return line
+  }
+  if (typeof record !== 'object' || record === null || Array.isArray(record)) return line
+  const printable: Record<string, unknown> = {}
+  for (const [key, value] of Object.entries(record)) {
+    const shown = typeof value === 'string' ? value.replace(CONTROL, (c) => ESCAPES[c] ?? `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`) : value
+    // defineProperty: a field named __proto__ stays a field.
+    Object.defineProperty(printable, key, { value: shown, enumerable: true, writable: true, configurable: true })
+  }
+  return printable
 }
 
 /** Runs the service (the same arguments, JSON log) as a child and prints its log for people; exits as it exits. */

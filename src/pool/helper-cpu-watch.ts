@@ -16,7 +16,9 @@
 // objects collected on V8's threads) is no call's either, and a pack whose cpuMs tool imported a
 // large library (date-fns) failed its boot with no call at all (stop 40): each worker thread the
 // read sees for the first time brings credit for its start, a few at a time, so workers ended
-// and started again do not earn more.
+// and started again do not earn more; it pays for V8's threads only (where modules are compiled
+// and collected: no module load uses libuv's pool), or a process killed and started again would
+// bring pool work fresh credit.
 import { helperThreads } from './proc-stat.js'
 
 /** How often the threads' CPU time is read. */
@@ -29,8 +31,8 @@ const WINDOW_READS = 4
 const OVERDRAFT_MS = 250
 /** Credit a worker thread's start brings (its own CPU before its first call may be five times that: idle-watch.ts). */
 const START_CREDIT_MS = 1_000
-/** Reads a start's credit lasts. */
-const START_CREDIT_READS = 20
+/** Reads a start's credit lasts: a worker's modules load within seconds. */
+const START_CREDIT_READS = 10
 /** Starts that bring credit within START_CREDIT_READS reads, at most. */
 const MAX_STARTS = 4
 
@@ -44,10 +46,11 @@ export type HelperCpuWatch = {
 
 export type HelperCpuOptions = {
   everyMs?: number
-  /** Reads the helper threads' CPU time (ms) in all and the ids of the worker threads, or undefined once the process is gone (tests give their own). */
-  read?: (pid: number) => { cpuMs: number; workers: readonly string[] } | undefined
+  /** Reads the CPU time (ms) of libuv's pool and of V8's threads, and the ids of the worker threads, or undefined once the process is gone (tests give their own). */
+  read?: (pid: number) => HelperThreads | undefined
 }
 
+type HelperThreads = { poolMs: number; v8Ms: number; workers: readonly string[] }
 type Credit = { left: number; closed: boolean }
 type StartCredit = { left: number; reads: number }
 
@@ -62,9 +65,8 @@ export function watchHelperCpu(pid: number, over: (why: string) => void, options
   let workers = new Set<string>()
   /** CPU past the credit at each of the last reads. */
   const owedAt: number[] = []
-  const first = read(pid)
-  let last = first?.cpuMs
-  if (first !== undefined) started(first.workers)
+  let last = read(pid)
+  if (last !== undefined) started(last.workers)
   const timer = setInterval(charge, everyMs)
   timer.unref()
 
@@ -73,15 +75,18 @@ export function watchHelperCpu(pid: number, over: (why: string) => void, options
   }
 
   function charge(): void {
-    const threads = read(pid)
-    const now = threads?.cpuMs
-    if (threads !== undefined) started(threads.workers)
-    if (now === undefined || last === undefined) {
-      last ??= now
-      if (now === undefined) stop()
+    const now = read(pid)
+    if (now === undefined) {
+      stop()
       return
     }
-    let owed = now - last - ALLOWANCE_MS
+    started(now.workers)
+    if (last === undefined) {
+      last = now
+      return
+    }
+    const v8 = now.v8Ms - last.v8Ms
+    let owed = now.poolMs - last.poolMs + v8 - ALLOWANCE_MS
     last = now
     for (const [callId, held] of credit) {
       const paid = Math.max(0, Math.min(held.left, owed))
@@ -89,9 +94,11 @@ export function watchHelperCpu(pid: number, over: (why: string) => void, options
       owed -= paid
       if (held.closed) credit.delete(callId)
     }
+    let v8Owed = Math.min(owed, v8)
     for (const start of starts) {
-      const paid = Math.max(0, Math.min(start.left, owed))
+      const paid = Math.max(0, Math.min(start.left, v8Owed))
       start.left -= paid
+      v8Owed -= paid
       owed -= paid
       start.reads--
     }

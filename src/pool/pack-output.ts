@@ -9,7 +9,7 @@
 // inside one of these, nor one of these inside the front's. A line longer than a piece is cut
 // into lines.
 // Passing output on costs the event loop that does it (the front's, for warm pack processes),
-// so each pipe is read at most RATE bytes a second, and no further while the service's stream
+// so each pipe is read at most RATE bytes (or 16,384 lines) a second, and no further while the service's stream
 // has HIGH bytes queued: a process that prints more waits in its own writes, and nothing it
 // printed is lost. Writes go through libuv's thread pool, never blocking the event loop.
 import { write } from 'node:fs'
@@ -22,6 +22,12 @@ import { createReadRate, type ReadRate } from './read-rate.js'
 const HIGH = 1024 * 1024
 /** Bytes a second one pack pipe may pass on, after a first burst of as many. */
 const RATE = 4 * 1024 * 1024
+/**
+ * What a line costs of that rate at the least: each is parsed and made a record of its own
+ * (pack-records.ts), and lines of `{}` cost the front a core well under the rate in bytes (stop
+ * 40's second pass). So a pipe passes on at most 16,384 lines a second.
+ */
+const MIN_LINE_BYTES = 256
 const NEWLINE = 0x0a
 
 type Sink = { fd: number; queue: Buffer[]; queued: number; writing: boolean; waiting: Set<Source> }
@@ -50,7 +56,7 @@ export function passLines(stream: Readable, fd: number, from: PackSource): void 
       partial = partial.subarray(cut)
     }
     if (records.length > 0) queue(sink, Buffer.from(`${records.join('\n')}\n`))
-    spend(source, chunk.length)
+    spend(source, Math.max(chunk.length, records.length * MIN_LINE_BYTES))
     if (sink.queued > HIGH) {
       hold(source)
       source.heldForSink = true

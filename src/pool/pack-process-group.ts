@@ -82,7 +82,8 @@ type Pending = { id: string; answered: boolean; answer(answer: GroupAnswer): voi
  * Why the front killed a process: the reason and the tool its worker-replaced line names
  * (undefined: the call in flight, else the last that ended); `answerAs`: its calls in flight
  * are answered as past that limit, and `detail` says why to the others; `holdBack`: its
- * workers kept burning (BURNT_WORKERS), and the next process waits longer to start.
+ * workers kept burning (BURNT_WORKERS), or its helper threads spent past its calls' cpuMs, and
+ * the next process waits longer to start.
  */
 type KilledFor = { reason: ReplaceReason; id?: string; answerAs?: 'memory' | 'cpu'; detail?: string; holdBack?: true }
 
@@ -213,7 +214,9 @@ export function createPackProcessGroup(options: PackProcessOptions): WorkerGroup
       )
     }
     if (helperCpuLimited && child.pid !== undefined) {
-      proc.helperCpu = watchHelperCpu(child.pid, (why) => killFor(proc, { reason: 'cpu', answerAs: 'cpu', detail: `killed: ${why}` }))
+      // Held back as burning workers are: a process started again at once came with fresh credit, and
+      // one that kept handing CPU off was killed every 2 s and burned 1.2 cores (stop 40's second pass).
+      proc.helperCpu = watchHelperCpu(child.pid, (why) => killFor(proc, { reason: 'cpu', answerAs: 'cpu', detail: `killed: ${why}`, holdBack: true }))
     }
     send(proc, { type: 'setup', setup: { ...setup, countThreads: proc.threads !== undefined, secret: proc.secret } })
     // A replacement loads its modules again before its calls, as the boot probe did.

@@ -61,28 +61,33 @@ export function dataBytes(pid: number): number | undefined {
  */
 const HELPER_THREADS: ReadonlySet<string> = new Set(['libuv-worker', 'V8Worker', 'node-V8Worker'])
 
+/** libuv's thread pool: crypto, zlib, fs and dns work handed off a thread. */
+const POOL_THREAD = 'libuv-worker'
 /** Node's name for a worker thread's (Piscina's workers, in a pack process). */
 const WORKER_THREAD = 'WorkerThread'
 
 /**
- * User + system CPU time, in milliseconds, of `pid`'s helper threads (HELPER_THREADS), and the
- * ids of its worker threads, or undefined once it is gone. A thread's name is its own to change
- * only from native code in that thread.
+ * User + system CPU time, in milliseconds, of `pid`'s helper threads: libuv's pool and V8's
+ * platform threads apart; and the ids of its worker threads; or undefined once it is gone. A
+ * thread's name is its own to change only from native code in that thread.
  */
-export function helperThreads(pid: number): { cpuMs: number; workers: string[] } | undefined {
+export function helperThreads(pid: number): { poolMs: number; v8Ms: number; workers: string[] } | undefined {
   let tasks: string[]
   try {
     tasks = readdirSync(`/proc/${pid}/task`)
   } catch {
     return undefined
   }
-  let ticks = 0
+  let pool = 0
+  let v8 = 0
   const workers: string[] = []
   for (const task of tasks) {
     const stat = readProc(`/proc/${pid}/task/${task}/stat`) // undefined: it has ended
     const read = stat === undefined ? undefined : statTicks(stat)
-    if (read !== undefined && HELPER_THREADS.has(read.name)) ticks += read.ticks
-    else if (read?.name === WORKER_THREAD) workers.push(task)
+    if (read === undefined) continue
+    if (read.name === POOL_THREAD) pool += read.ticks
+    else if (HELPER_THREADS.has(read.name)) v8 += read.ticks
+    else if (read.name === WORKER_THREAD) workers.push(task)
   }
-  return { cpuMs: (ticks * 1000) / TICKS_PER_SECOND, workers }
+  return { poolMs: (pool * 1000) / TICKS_PER_SECOND, v8Ms: (v8 * 1000) / TICKS_PER_SECOND, workers }
 }

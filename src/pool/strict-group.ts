@@ -245,7 +245,7 @@ export function createStrictGroup(options: StrictOptions): WorkerGroup {
       options.onFileRequest,
       callId,
       event,
-      (reply) => new Promise((sent) => send(c, { type: 'file-reply', req: event.req, reply: fileReplyAcross(reply) }, undefined, sent)),
+      (reply) => new Promise((sent) => send(c, { type: 'file-reply', req: event.req, reply: fileReplyAcross(reply) }, { charged: true }, sent)),
     )
   }
 

@@ -13,8 +13,8 @@ import type { FileReplyMessage } from './pack-messages.js'
 import type { FileReply } from './worker-messages.js'
 
 export type FrameChannel<Out> = {
-  /** `written`: called once the message has left this process, or never will (the channel closed). */
-  send(message: Out, written?: () => void): void
+  /** `written`: called once the message has left this process, or never will (the channel closed). Returns the line's length. */
+  send(message: Out, written?: () => void): number
   /** False once the other end has gone. */
   open(): boolean
 }
@@ -83,8 +83,13 @@ export function openFrames<In, Out>(
   output.on('error', closed)
   return {
     send(message, written) {
-      if (open) output.write(`${JSON.stringify(message)}\n`, written === undefined ? undefined : () => written())
-      else written?.()
+      if (!open) {
+        written?.()
+        return 0
+      }
+      const line = `${JSON.stringify(message)}\n`
+      output.write(line, written === undefined ? undefined : () => written())
+      return line.length
     },
     open: () => open,
   }

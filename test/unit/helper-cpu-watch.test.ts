@@ -9,11 +9,14 @@ import { type HelperCpuWatch, watchHelperCpu } from '../../src/pool/helper-cpu-w
 let watch: HelperCpuWatch | undefined
 afterEach(() => watch?.stop())
 
-/** A watch read every 20 ms whose pool has spent `cpu.ms` in all, with `cpu.workers` its worker threads; `over` holds why it tripped, once it has. */
-function watching(): { cpu: { ms: number; workers: string[] }; over: string[]; watch: HelperCpuWatch } {
-  const cpu = { ms: 0, workers: [] as string[] }
+/**
+ * A watch read every 20 ms whose libuv pool has spent `cpu.ms` in all and V8's threads `cpu.v8`,
+ * with `cpu.workers` its worker threads; `over` holds why it tripped, once it has.
+ */
+function watching(): { cpu: { ms: number; v8: number; workers: string[] }; over: string[]; watch: HelperCpuWatch } {
+  const cpu = { ms: 0, v8: 0, workers: [] as string[] }
   const over: string[] = []
-  watch = watchHelperCpu(1, (why) => over.push(why), { everyMs: 20, read: () => ({ cpuMs: cpu.ms, workers: cpu.workers }) })
+  watch = watchHelperCpu(1, (why) => over.push(why), { everyMs: 20, read: () => ({ poolMs: cpu.ms, v8Ms: cpu.v8, workers: cpu.workers }) })
   return { cpu, over, watch }
 }
 
@@ -76,17 +79,27 @@ describe("a cpuMs pack process's libuv pool CPU is charged to its calls in fligh
     const { cpu, over } = watching()
     cpu.workers = ['101', '102']
     await reads(1)
-    cpu.ms += 1_500
+    cpu.v8 += 1_500
     await reads(3)
     expect(over).toEqual([])
   })
   it('workers ended and started again earn no more than a few starts’ credit at a time', async () => {
     const { cpu, over } = watching()
+    // A new worker every read or two, each with 1 s of V8's CPU: some 6.7 s every ten reads, against 4 s of starts' credit.
     for (let i = 0; i < 12; i++) {
       cpu.workers = [`${200 + i}`]
-      cpu.ms += 600
+      cpu.v8 += 1_000
       await reads(1)
     }
+    expect(over).toHaveLength(1)
+  })
+  it('a start’s credit pays for V8’s threads only: libuv’s pool loads no module', async () => {
+    // A process killed and started again brought its pool work fresh credit (stop 40's second pass).
+    const { cpu, over } = watching()
+    cpu.workers = ['301', '302']
+    await reads(1)
+    cpu.ms += 600
+    await reads(3)
     expect(over).toHaveLength(1)
   })
 })

@@ -8,7 +8,10 @@ import { Worker } from 'node:worker_threads'
 import { describe, expect, it } from 'vitest'
 import { helperThreads, threadsAndResident } from '../../src/pool/proc-stat.js'
 
-const helpers = () => helperThreads(process.pid)?.cpuMs as number
+const helpers = () => {
+  const read = helperThreads(process.pid)
+  return (read?.poolMs ?? 0) + (read?.v8Ms ?? 0)
+}
 const workers = () => helperThreads(process.pid)?.workers ?? []
 /** The walls pack's module maker (plain JavaScript), and the runtime's WebAssembly (not in this project's type libraries). */
 const { wasmModule } = (await import('../fixtures/walls-pack/tools/wasm-gen.js' as string)) as {

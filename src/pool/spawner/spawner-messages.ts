@@ -24,10 +24,12 @@ export type ToSpawner =
     }
   /**
    * `ring`: a signal to send the process once the message is written (its doorbell).
+   * `charged`: its characters count against the process's channel rate, as what it writes does
+   * (a file's bytes it asked for: the front fetched and encoded them, the spawner relays them).
    * `needsFolder`: written only while the process's folder is there; if it is gone, the process
    * is killed instead, and its exit says it never took the message (notStarted).
    */
-  | { t: 'send'; id: number; msg: unknown; ring?: NodeJS.Signals; needsFolder?: boolean }
+  | { t: 'send'; id: number; msg: unknown; ring?: NodeJS.Signals; needsFolder?: boolean; charged?: boolean }
   | { t: 'kill'; id: number }
 
 export type FromSpawner =

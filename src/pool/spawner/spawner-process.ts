@@ -28,6 +28,8 @@ import type { FromSpawner, ToSpawner } from './spawner-messages.js'
 type Started = {
   child: ChildProcess
   channel: FrameChannel<unknown>
+  /** Counts `chars` against its channel's rate (a reply it asked for). */
+  charge: (chars: number) => void
   folder: string | undefined
   /** Kills it for what it did on its channel (its exit says so). */
   unreadable: () => void
@@ -75,6 +77,13 @@ const MAX_UNREAD = 64 * 1024 * 1024
  * waits, and so does it in its writes.
  */
 const CHANNEL_RATE = MAX_LINE
+/**
+ * What a line costs of that rate at the least: parsing and relaying a message costs this process
+ * and the front per message as much as per character, and 460,000 file requests of 200
+ * characters in 6 s cost them most of a core (stop 40's second pass). A strict call sends a
+ * handful of messages, a few hundred file requests at most.
+ */
+const MIN_LINE_CHARGE = 16 * 1024
 const toFront = (message: FromSpawner): void => {
   if (process.connected) process.send!(message)
 }
@@ -94,7 +103,8 @@ process.on('message', (message: ToSpawner) => {
     // It leaves its stdin unread (pack code can pause it) while replies come: they are its to hold, not ours.
     known.unreadable()
   } else {
-    known.channel.send(message.msg)
+    const chars = known.channel.send(message.msg)
+    if (message.charged === true) known.charge(chars)
     if (message.ring !== undefined) known.child.kill(message.ring)
   }
 })
@@ -136,7 +146,7 @@ function start(message: Extract<ToSpawner, { t: 'start' }>): void {
   let relaying = 0
   let relayingChars = 0
   const rate = createReadRate(CHANNEL_RATE, 2 * CHANNEL_RATE)
-  let heldForRate = false
+  let heldForRate: NodeJS.Timeout | undefined
   let pid: number | undefined = child.pid
   const input = child.stdio[3] as Readable
   const output = child.stdin as Writable
@@ -184,14 +194,7 @@ function start(message: Extract<ToSpawner, { t: 'start' }>): void {
       if (relaying > MAX_FLOOD) kill()
       else if (relayingCharsAll >= MAX_RELAYING_CHARS_ALL) for (const other of children.values()) other.hold()
       else if (!mayRead()) hold()
-      const waitMs = rate.spend(chars)
-      if (waitMs === 0) return
-      heldForRate = true
-      hold()
-      setTimeout(() => {
-        heldForRate = false
-        if (resumed()) held.delete(resumed)
-      }, waitMs).unref()
+      charge(Math.max(chars, MIN_LINE_CHARGE))
     },
     // Its end closed: ours too, so that the channel's 'close' (which ends it, below) comes.
     () => {
@@ -200,7 +203,18 @@ function start(message: Extract<ToSpawner, { t: 'start' }>): void {
     },
     kill,
   )
-  const mayRead = () => !heldForRate && relaying < MAX_RELAYING && relayingChars < MAX_RELAYING_CHARS && relayingCharsAll < MAX_RELAYING_CHARS_ALL
+  /** Past its rate, its channel is not read until the rate has room again. */
+  const charge = (chars: number) => {
+    const waitMs = rate.spend(chars)
+    if (waitMs === 0) return
+    clearTimeout(heldForRate)
+    hold()
+    heldForRate = setTimeout(() => {
+      heldForRate = undefined
+      if (resumed()) held.delete(resumed)
+    }, waitMs).unref()
+  }
+  const mayRead = () => heldForRate === undefined && relaying < MAX_RELAYING && relayingChars < MAX_RELAYING_CHARS && relayingCharsAll < MAX_RELAYING_CHARS_ALL
   const resumed = () => {
     if (!mayRead()) return false
     input.resume()
@@ -214,7 +228,7 @@ function start(message: Extract<ToSpawner, { t: 'start' }>): void {
     notStarted = why
     child.kill('SIGKILL')
   }
-  children.set(id, { child, channel, folder, unreadable: kill, refuse, hold })
+  children.set(id, { child, channel, charge, folder, unreadable: kill, refuse, hold })
   let ended = false
   const end = (code: number | null, signal: NodeJS.Signals | null) => {
     if (ended) return

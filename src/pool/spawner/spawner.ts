@@ -13,7 +13,7 @@ const SPAWNER = fileURLToPath(new URL('./spawner-process.js', import.meta.url))
 export type Exit = { code: number | null; signal: NodeJS.Signals | null; unreadable?: boolean; notStarted?: string }
 
 /** How a message is sent (ToSpawner 'send'): `ring` its doorbell after it, `needsFolder` only while its folder is there. */
-export type SendOptions = { ring?: NodeJS.Signals; needsFolder?: boolean }
+export type SendOptions = { ring?: NodeJS.Signals; needsFolder?: boolean; charged?: boolean }
 
 /** What the spawner does around a process's life (ToSpawner 'start'). */
 export type StartOptions = { folder?: string; root?: string; first?: unknown; endAfter?: string; types?: readonly string[] }
