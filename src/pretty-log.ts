@@ -47,6 +47,7 @@ export function prettyLine(colorize: boolean): (line: string) => string {
  * pid (stop 40's second red-team pass). Escaped, every record is one line for people, and no
  * terminal sequence pack code wrote reaches the terminal.
  */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it finds, to escape them
 const CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g
 const ESCAPES: Readonly<Record<string, string>> = { '\n': '\\n', '\r': '\\r', '\t': '\\t' }
 
