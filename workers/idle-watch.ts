@@ -73,8 +73,12 @@ export function watchIdleWorkers(options: IdleWatchOptions): IdleWatch {
       return
     }
     const previous = last.get(worker)
-    // The calls' busy time is read after the CPU time: a call that ran meanwhile is credited in full.
-    last.set(worker, { cpuUs, callsBusyMs: after.callsBusyMs })
+    // The calls' busy time is read around the CPU time, before it and after it, and the interval
+    // it is counted over (from the last read's before to this read's after) holds the CPU's: a
+    // call that ran meanwhile is credited in full, however late this thread came back to the read
+    // (under load it came back tens of ms late, and a worker spinning for its call was taken for
+    // one spinning for none).
+    last.set(worker, { cpuUs, callsBusyMs: before.callsBusyMs })
     // The first read after its first call: what its start spent up to that call is not measured against the limit.
     if (previous === undefined) return
     // Credit a call's busy time beyond its CPU (it waited) does not carry over to later reads.

@@ -14,11 +14,12 @@
 // end answers its calls: the kernel measures these threads for the process as a whole, so the
 // process is the unit that can be stopped. A worker thread's start (its modules imported, their
 // objects collected on V8's threads) is no call's either, and a pack whose cpuMs tool imported a
-// large library (date-fns) failed its boot with no call at all (stop 40): each worker thread the
-// read sees for the first time brings credit for its start, a few at a time, so workers ended
-// and started again do not earn more; it pays for V8's threads only (where modules are compiled
-// and collected: no module load uses libuv's pool), or a process killed and started again would
-// bring pool work fresh credit.
+// large library (date-fns) failed its boot with no call at all (stop 40). So a worker thread
+// that starts earns credit for V8's threads (where its modules are compiled and collected: no
+// module load uses libuv's pool) as it spends CPU of its own in its first seconds, up to a bound,
+// a few starts at a time: a module that is costly to load costs its worker about as much as V8's
+// threads, while code that hands work to them (WebAssembly compiles) spends little of its own,
+// and workers ended and started again earn no more.
 import { helperThreads } from './proc-stat.js'
 
 /** How often the threads' CPU time is read. */
@@ -29,12 +30,13 @@ const ALLOWANCE_MS = 50
 const WINDOW_READS = 4
 /** CPU past the credit, over the last WINDOW_READS reads, before the process is killed. */
 const OVERDRAFT_MS = 250
-/** Credit a worker thread's start brings (its own CPU before its first call may be five times that: idle-watch.ts). */
-const START_CREDIT_MS = 1_000
-/** Reads a start's credit lasts: a worker's modules load within seconds. */
-const START_CREDIT_READS = 10
-/** Starts that bring credit within START_CREDIT_READS reads, at most. */
+/** Credit a worker thread's start may earn, at most (its own CPU before its first call may be ten times that: idle-watch.ts). */
+const START_CREDIT_MS = 500
+/** Reads over which a started worker earns credit, and for which what it earned lasts: its modules load as it starts, within a second or two. */
+const START_CREDIT_READS = 4
+/** Starts that earn credit within START_WINDOW_READS reads (10 s), at most. */
 const MAX_STARTS = 4
+const START_WINDOW_READS = 20
 
 export type HelperCpuWatch = {
   /** A call with `cpuMs` is in flight in the process: its credit. */
@@ -46,21 +48,27 @@ export type HelperCpuWatch = {
 
 export type HelperCpuOptions = {
   everyMs?: number
-  /** Reads the CPU time (ms) of libuv's pool and of V8's threads, and the ids of the worker threads, or undefined once the process is gone (tests give their own). */
+  /** Reads the CPU time (ms) of libuv's pool, of V8's threads and of each worker thread by id, or undefined once the process is gone (tests give their own). */
   read?: (pid: number) => HelperThreads | undefined
 }
 
-type HelperThreads = { poolMs: number; v8Ms: number; workers: readonly string[] }
+type HelperThreads = { poolMs: number; v8Ms: number; workers: ReadonlyArray<{ tid: string; cpuMs: number }> }
 type Credit = { left: number; closed: boolean }
-type StartCredit = { left: number; reads: number }
+/** A worker thread started lately: its CPU when last read, what it has earned, the reads left. */
+type Start = { tid: string; cpuMs: number; earned: number; reads: number }
 
 export function watchHelperCpu(pid: number, over: (why: string) => void, options: HelperCpuOptions = {}): HelperCpuWatch {
   const read = options.read ?? helperThreads
   const everyMs = options.everyMs ?? EVERY_MS
   /** Each call's credit left (ms), in the order they came; a closed call's goes at the next read. */
   const credit = new Map<number, Credit>()
-  /** The credit of worker threads' starts, oldest first. */
-  let starts: StartCredit[] = []
+  /** Worker threads started lately, earning, oldest first. */
+  let starts: Start[] = []
+  /** The reads at which the starts of the last START_WINDOW_READS reads were admitted to earn (at most MAX_STARTS). */
+  let admitted: number[] = []
+  let reads = 0
+  /** What they have earned and not spent; gone with the last of them. */
+  let startCredit = 0
   /** The worker threads seen at the last read. */
   let workers = new Set<string>()
   /** CPU past the credit at each of the last reads. */
@@ -94,16 +102,9 @@ export function watchHelperCpu(pid: number, over: (why: string) => void, options
       owed -= paid
       if (held.closed) credit.delete(callId)
     }
-    let v8Owed = Math.min(owed, v8)
-    for (const start of starts) {
-      const paid = Math.max(0, Math.min(start.left, v8Owed))
-      start.left -= paid
-      v8Owed -= paid
-      owed -= paid
-      start.reads--
-    }
-    // A start counts against MAX_STARTS for as long as its credit would have lasted, spent or not.
-    starts = starts.filter((start) => start.reads > 0)
+    const paid = Math.max(0, Math.min(startCredit, owed, v8))
+    startCredit -= paid
+    owed -= paid
     owedAt.push(Math.max(0, owed))
     if (owedAt.length > WINDOW_READS) owedAt.shift()
     const overdraft = owedAt.reduce((sum, ms) => sum + ms, 0)
@@ -112,10 +113,34 @@ export function watchHelperCpu(pid: number, over: (why: string) => void, options
     over(`its libuv pool and V8's threads spent ${Math.round(overdraft)} ms of CPU in ${(WINDOW_READS * everyMs) / 1000} s past the cpuMs of its calls`)
   }
 
-  /** Worker threads not seen at the last read have started since: each brings its credit, while fewer than MAX_STARTS have lately. */
-  function started(now: readonly string[]): void {
-    for (const tid of now) if (!workers.has(tid) && starts.length < MAX_STARTS) starts.push({ left: START_CREDIT_MS, reads: START_CREDIT_READS })
-    workers = new Set(now)
+  /**
+   * Worker threads not seen at the last read have started since: each earns credit as it spends
+   * CPU of its own, for START_CREDIT_READS reads, while fewer than MAX_STARTS have within the
+   * last START_WINDOW_READS, whatever they earned.
+   */
+  function started(now: HelperThreads['workers']): void {
+    reads++
+    admitted = admitted.filter((at) => reads - at < START_WINDOW_READS)
+    const cpuOf = new Map(now.map((w) => [w.tid, w.cpuMs]))
+    for (const start of starts) {
+      const cpuMs = cpuOf.get(start.tid) ?? start.cpuMs
+      const earned = Math.max(0, Math.min(cpuMs - start.cpuMs, START_CREDIT_MS - start.earned))
+      start.earned += earned
+      startCredit += earned
+      start.cpuMs = cpuMs
+      start.reads--
+    }
+    starts = starts.filter((start) => start.reads > 0)
+    if (starts.length === 0) startCredit = 0
+    for (const { tid, cpuMs } of now) {
+      if (workers.has(tid) || admitted.length >= MAX_STARTS) continue
+      admitted.push(reads)
+      // What it spent before this read, its start's first part, counts too.
+      const earned = Math.min(cpuMs, START_CREDIT_MS)
+      starts.push({ tid, cpuMs, earned, reads: START_CREDIT_READS })
+      startCredit += earned
+    }
+    workers = new Set(cpuOf.keys())
   }
 
   return {

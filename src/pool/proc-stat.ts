@@ -68,10 +68,10 @@ const WORKER_THREAD = 'WorkerThread'
 
 /**
  * User + system CPU time, in milliseconds, of `pid`'s helper threads: libuv's pool and V8's
- * platform threads apart; and the ids of its worker threads; or undefined once it is gone. A
- * thread's name is its own to change only from native code in that thread.
+ * platform threads apart; and each of its worker threads by id, with its own; or undefined once
+ * it is gone. A thread's name is its own to change only from native code in that thread.
  */
-export function helperThreads(pid: number): { poolMs: number; v8Ms: number; workers: string[] } | undefined {
+export function helperThreads(pid: number): { poolMs: number; v8Ms: number; workers: Array<{ tid: string; cpuMs: number }> } | undefined {
   let tasks: string[]
   try {
     tasks = readdirSync(`/proc/${pid}/task`)
@@ -80,14 +80,14 @@ export function helperThreads(pid: number): { poolMs: number; v8Ms: number; work
   }
   let pool = 0
   let v8 = 0
-  const workers: string[] = []
+  const workers: Array<{ tid: string; cpuMs: number }> = []
   for (const task of tasks) {
     const stat = readProc(`/proc/${pid}/task/${task}/stat`) // undefined: it has ended
     const read = stat === undefined ? undefined : statTicks(stat)
     if (read === undefined) continue
     if (read.name === POOL_THREAD) pool += read.ticks
     else if (HELPER_THREADS.has(read.name)) v8 += read.ticks
-    else if (read.name === WORKER_THREAD) workers.push(task)
+    else if (read.name === WORKER_THREAD) workers.push({ tid: task, cpuMs: (read.ticks * 1000) / TICKS_PER_SECOND })
   }
   return { poolMs: (pool * 1000) / TICKS_PER_SECOND, v8Ms: (v8 * 1000) / TICKS_PER_SECOND, workers }
 }

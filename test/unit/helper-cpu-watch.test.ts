@@ -13,8 +13,8 @@ afterEach(() => watch?.stop())
  * A watch read every 20 ms whose libuv pool has spent `cpu.ms` in all and V8's threads `cpu.v8`,
  * with `cpu.workers` its worker threads; `over` holds why it tripped, once it has.
  */
-function watching(): { cpu: { ms: number; v8: number; workers: string[] }; over: string[]; watch: HelperCpuWatch } {
-  const cpu = { ms: 0, v8: 0, workers: [] as string[] }
+function watching(): { cpu: { ms: number; v8: number; workers: Array<{ tid: string; cpuMs: number }> }; over: string[]; watch: HelperCpuWatch } {
+  const cpu = { ms: 0, v8: 0, workers: [] as Array<{ tid: string; cpuMs: number }> }
   const over: string[] = []
   watch = watchHelperCpu(1, (why) => over.push(why), { everyMs: 20, read: () => ({ poolMs: cpu.ms, v8Ms: cpu.v8, workers: cpu.workers }) })
   return { cpu, over, watch }
@@ -74,20 +74,33 @@ describe("a cpuMs pack process's libuv pool CPU is charged to its calls in fligh
     }
     expect(over).toEqual([])
   })
-  it('a worker thread that starts brings credit for its start: a large module’s collection on V8’s threads, with no call', async () => {
-    // A pack whose cpuMs tool imported date-fns failed its boot: V8's threads spent some 300 ms a worker loading it (stop 40).
+  it('a worker thread that starts earns credit for V8’s threads as it spends CPU of its own: a large module’s load, with no call', async () => {
+    // A pack whose cpuMs tool imported date-fns failed its boot: its workers spent ~1 s each loading it, V8's threads ~300 ms (stop 40).
     const { cpu, over } = watching()
-    cpu.workers = ['101', '102']
-    await reads(1)
-    cpu.v8 += 1_500
+    cpu.workers = [
+      { tid: '101', cpuMs: 800 },
+      { tid: '102', cpuMs: 800 },
+    ]
+    cpu.v8 += 1_200
     await reads(3)
     expect(over).toEqual([])
   })
+  it('one that spends little of its own earns little: V8’s threads’ work past it is owed', async () => {
+    // WebAssembly compiles handed to V8's threads just after a process started were paid for by its starts (stop 40's second pass).
+    const { cpu, over } = watching()
+    cpu.workers = [
+      { tid: '111', cpuMs: 30 },
+      { tid: '112', cpuMs: 30 },
+    ]
+    cpu.v8 += 800
+    await reads(3)
+    expect(over).toHaveLength(1)
+  })
   it('workers ended and started again earn no more than a few starts’ credit at a time', async () => {
     const { cpu, over } = watching()
-    // A new worker every read or two, each with 1 s of V8's CPU: some 6.7 s every ten reads, against 4 s of starts' credit.
+    // A new worker every read or two, each spending 1 s of its own and V8's threads 1 s: some 6.7 s of theirs every ten reads, against 4 s of starts' credit.
     for (let i = 0; i < 12; i++) {
-      cpu.workers = [`${200 + i}`]
+      cpu.workers = [{ tid: `${200 + i}`, cpuMs: 1_000 }]
       cpu.v8 += 1_000
       await reads(1)
     }
@@ -96,8 +109,10 @@ describe("a cpuMs pack process's libuv pool CPU is charged to its calls in fligh
   it('a start’s credit pays for V8’s threads only: libuv’s pool loads no module', async () => {
     // A process killed and started again brought its pool work fresh credit (stop 40's second pass).
     const { cpu, over } = watching()
-    cpu.workers = ['301', '302']
-    await reads(1)
+    cpu.workers = [
+      { tid: '301', cpuMs: 800 },
+      { tid: '302', cpuMs: 800 },
+    ]
     cpu.ms += 600
     await reads(3)
     expect(over).toHaveLength(1)

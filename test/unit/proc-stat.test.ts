@@ -12,7 +12,7 @@ const helpers = () => {
   const read = helperThreads(process.pid)
   return (read?.poolMs ?? 0) + (read?.v8Ms ?? 0)
 }
-const workers = () => helperThreads(process.pid)?.workers ?? []
+const workers = () => (helperThreads(process.pid)?.workers ?? []).map((w) => w.tid)
 /** The walls pack's module maker (plain JavaScript), and the runtime's WebAssembly (not in this project's type libraries). */
 const { wasmModule } = (await import('../fixtures/walls-pack/tools/wasm-gen.js' as string)) as {
   wasmModule(functions: number, ops: number, salt: number): Buffer
