@@ -25,8 +25,16 @@ describe('finding 7: cpuMs holds whatever pack code writes in memory it can reac
 })
 
 describe('finding 7, in a process of its own: cpuMs holds whatever pack code says on its channel', () => {
-  it('under strict, a cpuMs 300 tool that sends the "started" mark again and again while it spins answers deadline-exceeded naming cpuMs, well before 5 s', async () => {
-    await withHost({ env: STRICT }, (host) => expectCpuMsHeld(host, 'cpu-restart'))
+  it('under strict, a cpuMs 300 tool that sends the "started" mark again and again while it spins has its process killed at the first, well before 5 s', async () => {
+    // Stop 40: a message of a type no strict process sends kills it (the spawner); before, cpuMs ended it at 300 ms of CPU.
+    await withHost({ env: STRICT }, async (host) => {
+      const started = Date.now()
+      const res = await rawInvoke(host.port, 'cpu-restart', { ms: 5000 }, { tenantId: 'tenant-a', runId: 'attack' }, 10_000)
+      expect.soft('error' in res ? res : res.body, "the attack's answer").toMatchObject({ v: 2, kind: 'error', code: 'handler-throw', toolId: 'cpu-restart' })
+      if (!('error' in res)) expect.soft(String(res.body?.message), 'the message').toContain('killed for its channel')
+      expect.soft(Date.now() - started, 'ms until the answer').toBeLessThan(4000)
+      await stillServes(host)
+    })
   })
 })
 

@@ -32,7 +32,8 @@ describe('finding 9: nothing of one strict call reaches another', () => {
   it("under strict, a call given another running call's tmpDir can neither list it, read its files nor write there", async () => {
     await withHost({ env: STRICT }, async (host) => {
       const holding = rawInvoke(host.port, 'tmp-neighbour', { role: 'hold', secret: SECRET_A, ms: 3000 }, { tenantId: 'tenant-a', runId: 'a' })
-      const { tmpDir } = (await host.waitFor('tmp-neighbour')) as unknown as { tmpDir: string }
+      // It prints its tmpDir as a JSON line: a log record of its process (pack-records.ts).
+      const { tmpDir } = (await host.waitFor('log', (l) => typeof l.tmpDir === 'string')) as unknown as { tmpDir: string }
       const reach = await rawInvoke(host.port, 'tmp-neighbour', { role: 'reach', path: tmpDir }, { tenantId: 'tenant-b', runId: 'b' })
       expect(reach).toMatchObject({ body: { v: 2, kind: 'result' } })
       const output = 'body' in reach ? reach.body.output : undefined
