@@ -164,7 +164,14 @@ describe('stop 24: SIGUSR1 opens no inspector in any process of the host', () =>
       expect(await listening(9229), 'an inspector before the signals').toBe(false)
       const tree = processTree(host.proc.pid as number).filter((pid) => /node/.test(cmdline(pid)))
       expect(tree.length).toBeGreaterThanOrEqual(2)
-      for (const pid of tree) process.kill(pid, 'SIGUSR1')
+      for (const pid of tree) {
+        try {
+          process.kill(pid, 'SIGUSR1')
+        } catch (err) {
+          // A strict call's process killed as it answered, between the listing and the signal: gone, it opens nothing.
+          if ((err as NodeJS.ErrnoException).code !== 'ESRCH') throw err
+        }
+      }
       await sleep(500)
       expect.soft(await listening(9229), 'an inspector on 127.0.0.1:9229 after SIGUSR1').toBe(false)
       await stillServes(host)
