@@ -25,7 +25,8 @@
 // And a regression of stop 39's wall that a pass as a pack author found: a pack whose cpuMs tool
 // imported a large library (date-fns) failed its boot under `none`, its pack process killed for
 // the CPU V8's threads spent collecting as the module loaded, with no call to charge it to. A
-// worker thread's start now brings credit of its own (src/pool/helper-cpu-watch.ts).
+// worker thread that starts now earns credit for V8's threads as it spends CPU of its own
+// (src/pool/helper-cpu-watch.ts).
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { type Host, sleep, spawnerOf } from '../helpers/host.js'
@@ -44,21 +45,26 @@ import {
   withHost,
 } from './walls-helpers.js'
 
+/** Front and spawner CPU (ms) while `tool` runs under strict, with tenant b's echo answered in time meanwhile. */
+async function frontAndSpawnerCpu(host: Host, tool: string, input: object, ctx: object): Promise<{ spent: number; answer: RawAnswer }> {
+  const spawner = spawnerOf(host) as number
+  expect(spawner, 'the spawner').toBeDefined()
+  const front = parentOf(spawner) as number
+  const before = cpuMsOf(front) + cpuMsOf(spawner)
+  const attack = rawInvoke(host.port, tool, input, { tenantId: 'tenant-a', runId: 'attack', ...ctx }, 20_000)
+  await sleep(1_000)
+  const started = Date.now()
+  const victim = await rawInvoke(host.port, 'echo', { message: 'hello' }, { tenantId: 'tenant-b', runId: 'victim' })
+  expect.soft('error' in victim ? victim : victim.body, "the victim's answer").toMatchObject({ kind: 'result' })
+  expect.soft(Date.now() - started, "ms until the victim's answer").toBeLessThan(3_000)
+  const answer = await attack
+  return { spent: cpuMsOf(front) + cpuMsOf(spawner) - before, answer }
+}
+
 describe('stop 40: what a strict call writes on its channel costs the spawner and the front no more than a bounded rate', () => {
   it('channel-typed-flood: 5 s of 15 MiB file requests cost the spawner and the front under 1.5 s of CPU, and another tenant is answered in time', async () => {
     await withHost({ ...wallsPackWith(['channel-typed-flood', 'echo']), env: STRICT }, async (host) => {
-      const spawner = spawnerOf(host) as number
-      expect(spawner, 'the spawner').toBeDefined()
-      const front = parentOf(spawner) as number
-      const before = cpuMsOf(front) + cpuMsOf(spawner)
-      const attack = rawInvoke(host.port, 'channel-typed-flood', { ms: 5_000 }, { tenantId: 'tenant-a', runId: 'attack' }, 15_000)
-      await sleep(1_000)
-      const started = Date.now()
-      const victim = await rawInvoke(host.port, 'echo', { message: 'hello' }, { tenantId: 'tenant-b', runId: 'victim' })
-      expect.soft('error' in victim ? victim : victim.body, "the victim's answer").toMatchObject({ kind: 'result' })
-      expect.soft(Date.now() - started, "ms until the victim's answer").toBeLessThan(3_000)
-      const answer = await attack
-      const spent = cpuMsOf(front) + cpuMsOf(spawner) - before
+      const { spent, answer } = await frontAndSpawnerCpu(host, 'channel-typed-flood', { ms: 5_000 }, {})
       expect.soft('error' in answer ? answer : answer.body, "the attack's answer (it wrote for 5 s)").toMatchObject({ kind: 'result' })
       // Before: 5–7 s of theirs (the spawner's 2.3–3.7 s, the front's 2–3 s) as it wrote 60–120 lines.
       expect.soft(spent, 'ms of CPU the front and the spawner spent on it').toBeLessThan(1_500)
@@ -80,22 +86,6 @@ describe('stop 40: what a strict call writes on its channel costs the spawner an
 })
 
 describe('stop 40, second pass: what a strict call has the spawner and the front do is bounded per message, and in the bytes it reads', () => {
-  /** Front and spawner CPU (ms) while `tool` runs under strict, with tenant b's echo answered in time meanwhile. */
-  async function frontAndSpawnerCpu(host: Host, tool: string, input: object, ctx: object): Promise<{ spent: number; answer: RawAnswer }> {
-    const spawner = spawnerOf(host) as number
-    expect(spawner, 'the spawner').toBeDefined()
-    const front = parentOf(spawner) as number
-    const before = cpuMsOf(front) + cpuMsOf(spawner)
-    const attack = rawInvoke(host.port, tool, input, { tenantId: 'tenant-a', runId: 'attack', ...ctx }, 20_000)
-    await sleep(1_000)
-    const started = Date.now()
-    const victim = await rawInvoke(host.port, 'echo', { message: 'hello' }, { tenantId: 'tenant-b', runId: 'victim' })
-    expect.soft('error' in victim ? victim : victim.body, "the victim's answer").toMatchObject({ kind: 'result' })
-    expect.soft(Date.now() - started, "ms until the victim's answer").toBeLessThan(3_000)
-    const answer = await attack
-    return { spent: cpuMsOf(front) + cpuMsOf(spawner) - before, answer }
-  }
-
   it('channel-small-flood: 5 s of small file requests cost the spawner and the front under 1.5 s of CPU', async () => {
     await withHost({ ...wallsPackWith(['channel-small-flood', 'echo']), env: STRICT }, async (host) => {
       const { spent } = await frontAndSpawnerCpu(host, 'channel-small-flood', { ms: 5_000 }, {})
