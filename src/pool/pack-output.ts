@@ -101,7 +101,7 @@ function sinkFor(fd: number): Sink {
   return sink
 }
 
-/** Queues `lines` (whole lines) as pieces of whole lines; a line longer than a piece is cut into lines. */
+/** Queues `lines` (whole lines) as pieces of whole lines. Every record fits a piece (pack-records.ts); one that did not would be cut into lines here, never stall the loop. */
 function queue(sink: Sink, lines: Buffer): void {
   let start = 0
   while (start < lines.length) {
