@@ -34,8 +34,9 @@ const OVERDRAFT_MS = 250
 const START_CREDIT_MS = 500
 /** Reads over which a started worker earns credit, and for which what it earned lasts: its modules load as it starts, within a second or two. */
 const START_CREDIT_READS = 4
-/** Starts that earn credit within START_WINDOW_READS reads (10 s), at most. */
+/** Starts that earn credit within START_WINDOW_READS reads, at most: workers ended and started again earn no more. */
 const MAX_STARTS = 4
+/** The reads (10 s) over which starts are counted against MAX_STARTS. */
 const START_WINDOW_READS = 20
 
 export type HelperCpuWatch = {

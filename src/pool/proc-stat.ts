@@ -56,13 +56,11 @@ export function dataBytes(pid: number): number | undefined {
 
 /**
  * The threads that run what code hands off its own thread: libuv's pool (crypto, zlib, fs and
- * dns work) and V8's platform workers (WebAssembly and JavaScript compiles, the collector's
- * concurrent work). Node 26 prefixes V8's with `node-`.
+ * dns work), and V8's platform workers (WebAssembly and JavaScript compiles, the collector's
+ * concurrent work; Node 26 prefixes their name with `node-`).
  */
-const HELPER_THREADS: ReadonlySet<string> = new Set(['libuv-worker', 'V8Worker', 'node-V8Worker'])
-
-/** libuv's thread pool: crypto, zlib, fs and dns work handed off a thread. */
 const POOL_THREAD = 'libuv-worker'
+const V8_THREADS: ReadonlySet<string> = new Set(['V8Worker', 'node-V8Worker'])
 /** Node's name for a worker thread's (Piscina's workers, in a pack process). */
 const WORKER_THREAD = 'WorkerThread'
 
@@ -86,7 +84,7 @@ export function helperThreads(pid: number): { poolMs: number; v8Ms: number; work
     const read = stat === undefined ? undefined : statTicks(stat)
     if (read === undefined) continue
     if (read.name === POOL_THREAD) pool += read.ticks
-    else if (HELPER_THREADS.has(read.name)) v8 += read.ticks
+    else if (V8_THREADS.has(read.name)) v8 += read.ticks
     else if (read.name === WORKER_THREAD) workers.push({ tid: task, cpuMs: (read.ticks * 1000) / TICKS_PER_SECOND })
   }
   return { poolMs: (pool * 1000) / TICKS_PER_SECOND, v8Ms: (v8 * 1000) / TICKS_PER_SECOND, workers }

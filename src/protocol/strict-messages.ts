@@ -33,8 +33,13 @@ export type ToStrict =
   | { type: 'abort'; reason: 'deadline' | 'cancelled' }
   | { type: 'file-reply'; req: number; reply: FileReplyMessage }
 
-/** The types of FromStrict: the spawner kills a process that sends another (spawner-messages.ts `types`). */
-export const FROM_STRICT_TYPES: readonly FromStrict['type'][] = ['spare-ready', 'probed', 'result', 'files']
+/**
+ * The types of FromStrict: the spawner kills a process that sends another (spawner-messages.ts
+ * `types`). A record of every type, so that a type added to FromStrict and not here fails to
+ * compile rather than every strict call that sends it.
+ */
+const FROM_STRICT: Readonly<Record<FromStrict['type'], true>> = { 'spare-ready': true, probed: true, result: true, files: true }
+export const FROM_STRICT_TYPES = Object.keys(FROM_STRICT) as ReadonlyArray<FromStrict['type']>
 
 /** Strict process → front. */
 export type FromStrict =
