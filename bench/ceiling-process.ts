@@ -2,7 +2,8 @@
 // command and flags (strict-flags.ts), bundled as CommonJS as the host's is, and the same
 // channel (workers/fd-channel.ts: its input read blocking, its answer written on fd 3). It
 // imports the pack's modules (and, when asked, compiles the tool's schemas with the host's
-// Ajv), runs one call and answers. Nothing else: what the host does more is its own cost.
+// Ajv), runs one call, answers and ends itself at once, as the host's does (guards.ts
+// endThisProcess). Nothing else: what the host does more is its own cost.
 import { pathToFileURL } from 'node:url'
 import { openFdChannel } from '../workers/fd-channel.js'
 
@@ -25,6 +26,7 @@ async function main(): Promise<void> {
   }
   const output = await (mods[0] as { default: Handler }).default(setup.input, {})
   channel.send({ v: 2, kind: 'result', output })
+  process.kill(process.pid, 'SIGKILL')
 }
 
 void main()

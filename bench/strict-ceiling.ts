@@ -58,7 +58,8 @@ async function once(spec: CeilingSpec): Promise<number> {
       resolve(performance.now() - started)
       child.kill('SIGKILL')
     })
-    child.once('exit', (code, signal) => resolve(new Error(`the ceiling's process exited (${signal ?? `code ${code}`}) before it answered`)))
+    // 'close', not 'exit': it ends itself once its answer is written, which may be read after it has exited.
+    child.once('close', (code, signal) => resolve(new Error(`the ceiling's process exited (${signal ?? `code ${code}`}) before it answered`)))
     child.once('error', (error) => resolve(error))
   })
   const ended = new Promise((resolve) => {

@@ -35,6 +35,9 @@ const builtin = process.getBuiltinModule
 const moduleApi = builtin('node:module') as typeof import('node:module')
 const syncBuiltinESMExports = moduleApi.syncBuiltinESMExports
 const registerHooks = moduleApi.registerHooks
+/** The raw signal call under `process.kill`, which pack code can reach too (installSignalGuard). */
+const rawKill = (process as unknown as { _kill: (pid: number, signal: number) => number })._kill.bind(process)
+const SIGKILL = 9
 
 function table<T>(entries: Record<string, T>): Record<string, T> {
   return setPrototypeOf(entries, null) as Record<string, T>
@@ -259,7 +262,6 @@ export function installBindingGuard(): void {
  * calls. A guard: the wall is the Landlock domain each pack process starts in (src/pool/landlock.ts).
  */
 export function installSignalGuard(strict: boolean): void {
-  const raw = (process as unknown as { _kill: (pid: number, signal: number) => number })._kill.bind(process)
   const service = new Set([process.pid, process.ppid])
   const checked = (pid: number, signal: number) => {
     if (strict || service.has(Number(pid)) || !(Number(pid) > 0)) {
@@ -268,7 +270,17 @@ export function installSignalGuard(strict: boolean): void {
       err.code = 'ERR_PACK_SIGNAL_DENIED'
       throw err
     }
-    return raw(pid, signal)
+    return rawKill(pid, signal)
   }
   Object.defineProperty(process, '_kill', { value: checked, writable: false, configurable: false })
+}
+
+/**
+ * Ends this process at once, as its spawner's SIGKILL would a moment later: a strict call's
+ * process whose last message is written has nothing left to do, and Node's own exit (its
+ * handlers, its teardown), which began meanwhile, cost it more than most calls do
+ * (bench/PROFILE.md, twenty-eighth pass). What it wrote stays in its pipes for the spawner.
+ */
+export function endThisProcess(): void {
+  rawKill(process.pid, SIGKILL)
 }

@@ -2,8 +2,8 @@
 // permission model, with no token, no socket of the front's and nothing of another call. It
 // is told what its group needs first and puts the guards in, but imports a pack module only
 // when its one call arrives with its entry, so a spare runs no pack code. It answers over its
-// channel (fd 3, fd-channel.ts) and the spawner kills it as it relays the answer. Whatever it
-// does (exit, abort, run out of memory) ends only it.
+// channel (fd 3, fd-channel.ts) and ends itself at once (the spawner kills it too as it relays
+// the answer). Whatever it does (exit, abort, run out of memory) ends only it.
 import { stat } from 'node:fs'
 import { fromBase64, toBase64 } from '../src/protocol/frame-channel.js'
 import { DOORBELL, type FileReplyMessage, type FromStrict, type ToStrict } from '../src/protocol/strict-messages.js'
@@ -12,6 +12,7 @@ import type { CallTask } from '../src/protocol/worker-messages.js'
 import { abortCall } from './abort-registry.js'
 import { openFdChannel } from './fd-channel.js'
 import { setFileChannel, type Reply } from './files.js'
+import { endThisProcess } from './guards.js'
 import { loadEntries } from './load-entries.js'
 import { pinSources } from './pinned-sources.js'
 import { runCall } from './run-call.js'
@@ -54,6 +55,7 @@ async function serve(task: CallTask, entry: RunnableEntry): Promise<void> {
   }
   const result = await runCall(loaded.entries, task)
   send({ type: 'result', result })
+  endThisProcess()
 }
 
 /**
@@ -78,6 +80,7 @@ async function main(): Promise<void> {
   if (next?.type === 'probe') {
     const loaded = await loadEntries(next.entries)
     send({ type: 'probed', problems: loaded.problems })
+    endThisProcess()
   } else if (next?.type === 'call') await serve(next.task, next.entry)
 }
 
