@@ -280,6 +280,8 @@ export function installSignalGuard(strict: boolean): void {
  * process whose last message is written has nothing left to do, and Node's own exit (its
  * handlers, its teardown), which began meanwhile, cost it more than most calls do
  * (bench/PROFILE.md, twenty-eighth pass). What it wrote stays in its pipes for the spawner.
+ * Here, not in strict-process.ts: it needs the raw signal call, which the signal guard closes
+ * to everyone else in the process (a strict call may signal no process, itself included).
  */
 export function endThisProcess(): void {
   rawKill(process.pid, SIGKILL)
