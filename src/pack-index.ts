@@ -8,6 +8,7 @@ import { POSTURES, type Posture } from './protocol/runnable-entry.js'
 import { createAjv } from './ajv.js'
 import { bundleOf, readBundleMap, type BundleMap } from './bundle-map.js'
 import { packIndexSchema } from './pack-index-schema.js'
+import { nestedPast } from './protocol/json-values.js'
 import type { RunnableEntry } from './protocol/runnable-entry.js'
 
 export type IndexTool = {
@@ -68,6 +69,9 @@ export type IndexResult = { kind: 'ok'; pack: LoadedPack; problems: string[] } |
 const ajv = createAjv({ useDefaults: false })
 const validateIndex = ajv.compile(packIndexSchema)
 
+/** How deep a pack index may nest (nestedPast). */
+export const MAX_INDEX_DEPTH = 256
+
 const RANK: Record<Posture, number> = { none: 0, 'context-isolated': 1, strict: 2 }
 
 export function toolKey(id: string, version: string | undefined): string {
@@ -96,6 +100,17 @@ export function loadPackIndex(indexPath: string, moduleRoot: string, leastPostur
     parsed = JSON.parse(bytes.toString('utf8'))
   } catch (err) {
     return { kind: 'error', problems: [`Cannot read the pack index: ${(err as Error).message}`] }
+  }
+  // Entries cross to pack processes and to the spawner as JSON, which V8 encodes and decodes
+  // recursively: a schema's `examples` nested some thousands deep ended the spawner as it
+  // decoded a probe (a red-team pass, stop 42). No schema needs a tenth of the bound.
+  const deep = nestedPast(parsed, MAX_INDEX_DEPTH)
+  if (deep !== undefined) {
+    const where = deep.length > 160 ? `${deep.slice(0, 160)}…` : deep
+    return {
+      kind: 'error',
+      problems: [`Index ${where}: nested more than ${MAX_INDEX_DEPTH} levels deep; no pack index needs that (flatten the schema, or move the data out of it)`],
+    }
   }
   const v = (parsed as { v?: unknown } | null)?.v
   if (typeof parsed !== 'object' || parsed === null || v !== 1) {

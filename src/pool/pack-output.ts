@@ -9,13 +9,13 @@
 // inside one of these, nor one of these inside the front's. A line longer than a piece is cut
 // into lines.
 // Passing output on costs the event loop that does it (the front's, for warm pack processes),
-// so each pipe is read at most RATE bytes (or 16,384 lines) a second, and no further while the service's stream
+// so each pipe is read at most RATE bytes (or 16,384 lines, fewer of many JSON values) a second, and no further while the service's stream
 // has HIGH bytes queued: a process that prints more waits in its own writes, and nothing it
 // printed is lost. Writes go through libuv's thread pool, never blocking the event loop.
 import { write } from 'node:fs'
 import type { Readable } from 'node:stream'
 import { PIPE_BUF as PIECE, pieceEnd } from '../pipe-pieces.js'
-import { packRecords, type PackSource } from './pack-records.js'
+import { packRecords, type PackRecords, type PackSource } from './pack-records.js'
 import { createReadRate, type ReadRate } from './read-rate.js'
 
 /** Bytes queued for one of the service's streams past which every pack pipe feeding it waits. */
@@ -28,6 +28,12 @@ const RATE = 4 * 1024 * 1024
  * 40's second pass). So a pipe passes on at most 16,384 lines a second.
  */
 const MIN_LINE_BYTES = 256
+/**
+ * What each value of a line parsed as JSON costs of that rate besides: parsing and re-encoding
+ * it costs per value: lines of a few thousand keys, within the rate in bytes, cost most of a
+ * core of the spawner (a red-team pass, stop 42). A `ctx.log` record holds a dozen or so.
+ */
+const VALUE_BYTES = 32
 const NEWLINE = 0x0a
 
 type Sink = { fd: number; queue: Buffer[]; queued: number; writing: boolean; waiting: Set<Source> }
@@ -42,21 +48,22 @@ export function passLines(stream: Readable, fd: number, from: PackSource): void 
   let partial: Buffer = Buffer.alloc(0)
   stream.on('data', (chunk: Buffer) => {
     const data = partial.length === 0 ? chunk : Buffer.concat([partial, chunk])
-    const records: string[] = []
+    const made: PackRecords = { records: [], values: 0 }
     let start = 0
     for (let newline = data.indexOf(NEWLINE); newline !== -1; newline = data.indexOf(NEWLINE, start)) {
-      records.push(...packRecords(data.subarray(start, newline), from))
+      recordsOf(data.subarray(start, newline), from, made)
       start = newline + 1
     }
     partial = data.subarray(start)
     // A line that has not ended by a piece's length is passed on in lines of that length.
     while (partial.length >= PIECE) {
       const cut = charStart(partial, PIECE - 1)
-      records.push(...packRecords(partial.subarray(0, cut), from))
+      recordsOf(partial.subarray(0, cut), from, made)
       partial = partial.subarray(cut)
     }
+    const { records, values } = made
     if (records.length > 0) queue(sink, Buffer.from(`${records.join('\n')}\n`))
-    spend(source, Math.max(chunk.length, records.length * MIN_LINE_BYTES))
+    spend(source, Math.max(chunk.length, records.length * MIN_LINE_BYTES + values * VALUE_BYTES))
     if (sink.queued > HIGH) {
       hold(source)
       source.heldForSink = true
@@ -64,12 +71,32 @@ export function passLines(stream: Readable, fd: number, from: PackSource): void 
     }
   })
   stream.on('end', () => {
-    if (partial.length > 0) queue(sink, Buffer.from(`${packRecords(partial, from).join('\n')}\n`))
+    if (partial.length > 0) {
+      const made: PackRecords = { records: [], values: 0 }
+      recordsOf(partial, from, made)
+      queue(sink, Buffer.from(`${made.records.join('\n')}\n`))
+    }
     partial = Buffer.alloc(0)
   })
   stream.on('close', () => sink.waiting.delete(source))
   // A pipe whose process has gone may fail to read: there is nothing more to pass on.
   stream.on('error', () => undefined)
+}
+
+/** Adds the records of one line to `made`, a line longer than a piece cut into lines of that length first. */
+function recordsOf(line: Buffer, from: PackSource, made: PackRecords): void {
+  let rest = line
+  while (rest.length >= PIECE) {
+    const cut = charStart(rest, PIECE - 1)
+    add(packRecords(rest.subarray(0, cut), from), made)
+    rest = rest.subarray(cut)
+  }
+  add(packRecords(rest, from), made)
+}
+
+function add(line: PackRecords, made: PackRecords): void {
+  for (const record of line.records) made.records.push(record)
+  made.values += line.values
 }
 
 /** Takes `bytes` from the source's budget; past it, the source waits until the budget has them again. */

@@ -21,6 +21,7 @@ import { type HelperCpuWatch, watchHelperCpu } from './helper-cpu-watch.js'
 import { watchThreads, type ThreadWatch } from './thread-watch.js'
 import { passLines } from './pack-output.js'
 import { whenEnded } from './process-end.js'
+import { CHANNEL_RATE, createReadRate, MIN_MESSAGE_CHARGE, type ReadRate } from './read-rate.js'
 import { isRequestNumber } from '../protocol/file-request-bounds.js'
 import { unsealedLine } from '../protocol/line-seal.js'
 import { bridgeFileRequest } from './tool-files.js'
@@ -111,6 +112,10 @@ type Proc = {
   /** The last call of the process that ended, for that line. */
   lastId: string | undefined
   secret: string
+  /** What the front fetches and encodes for its file requests, at the channel's rate (read-rate.ts). */
+  files: ReadRate
+  /** When its next file request may be taken up, once its rate is in debt. */
+  filesFreeAt: number
 }
 
 export function createPackProcessGroup(options: PackProcessOptions): WorkerGroup {
@@ -160,6 +165,8 @@ export function createPackProcessGroup(options: PackProcessOptions): WorkerGroup
       killedFor: undefined,
       lastId: undefined,
       secret: randomUUID(),
+      files: createReadRate(CHANNEL_RATE, 2 * CHANNEL_RATE),
+      filesFreeAt: 0,
     }
     if (delayMs === 0) launch(proc)
     else setTimeout(() => launch(proc), delayMs).unref()
@@ -180,7 +187,12 @@ export function createPackProcessGroup(options: PackProcessOptions): WorkerGroup
       passLines(child.stdout as Readable, packStdout, { pid: child.pid, stream: 'stdout' })
       passLines(child.stderr as Readable, 2, { pid: child.pid, stream: 'stderr' })
     } catch (err) {
-      exitedProc(proc, `it could not be started: ${(err as Error).message}`)
+      // Not from here: a launch runs inside newProc, before the group holds the process as its
+      // current one (at the group's first, before `current` exists), and its end, taken then,
+      // started no other: the group stayed dead, or the front threw at boot (a red-team pass,
+      // stop 42, with a command line made too long to start: E2BIG).
+      const why = `it could not be started: ${(err as Error).message}`
+      setImmediate(() => exitedProc(proc, why))
       return
     }
     proc.child = child
@@ -387,11 +399,27 @@ export function createPackProcessGroup(options: PackProcessOptions): WorkerGroup
     current = newProc(delay)
   }
 
-  /** A file request is honoured only for a call pending in the process that asks. */
+  /**
+   * A file request is honoured only for a call pending in the process that asks, and at the
+   * process's rate: the front fetches, encodes and writes each reply on its one thread, and a warm
+   * call that kept four reads of 10 MiB in flight took 0.85 of its core (a red-team pass, stop 42).
+   * Past the rate, requests wait their turn, as a strict process's do in its channel.
+   */
   function fileRequest(proc: Proc, item: Extract<FromPackItem, { type: 'files' }>): void {
     if (!isRequestNumber(item.req)) return
-    const reply = (message: FileReply) =>
-      new Promise<void>((written) => queue(proc, { type: 'file-reply', req: item.req, reply: fileReplyAcross(message) }, written))
+    const waitMs = proc.filesFreeAt - performance.now()
+    if (waitMs > 0) {
+      setTimeout(() => {
+        if (!proc.gone) fileRequest(proc, item)
+      }, waitMs)
+      return
+    }
+    chargeFiles(proc, MIN_MESSAGE_CHARGE)
+    const reply = (message: FileReply) => {
+      const across = fileReplyAcross(message)
+      chargeFiles(proc, across.kind === 'ok' && 'bytes64' in across.value ? String(across.value.bytes64).length : 0)
+      return new Promise<void>((written) => queue(proc, { type: 'file-reply', req: item.req, reply: across }, written))
+    }
     if (!proc.pending.has(item.callId)) {
       void reply({ kind: 'error', message: 'The call has ended: its file token is no longer valid' })
       return
@@ -422,6 +450,11 @@ export function createPackProcessGroup(options: PackProcessOptions): WorkerGroup
     }
     // cpuMs is measured and enforced in the pack process, which owns the Worker objects.
     return { answer, freed, stop }
+  }
+
+  function chargeFiles(proc: Proc, chars: number): void {
+    const waitMs = proc.files.spend(chars)
+    if (waitMs > 0) proc.filesFreeAt = performance.now() + waitMs
   }
 
   return {

@@ -7,28 +7,37 @@
 // it: a JSON object keeps its other fields (a `ctx.log` record is one), anything else is the
 // `message` of a record of the host's making. Each record fits a pipe's atomic write (PIPE_BUF),
 // as the line it came from did (pack-output.ts); one that would not is cut into several.
+// Only a line shorter than a record may be is parsed: a longer one could never stay one object,
+// and parsing and re-encoding it cost the spawner most of a core, or, nested deep, overflowed
+// Node 24's JSON.stringify in the process that passes output on, which ended it and every call
+// in flight with it (a red-team pass, stop 42).
+import { valuesIn } from '../protocol/json-values.js'
 import { PIPE_BUF } from '../pipe-pieces.js'
 
 /** Which process wrote a line, and on which of its streams. */
 export type PackSource = { pid: number | undefined; stream: 'stdout' | 'stderr' }
 
-/** The log records (JSON text, no newline) for one line of pack output (without its newline). */
-export function packRecords(line: Buffer, from: PackSource): string[] {
+/** A line's records (JSON text, no newline), and the values parsing it made (its cost is per value: pack-output.ts). */
+export type PackRecords = { records: string[]; values: number }
+
+/** The log records for one line of pack output (without its newline). */
+export function packRecords(line: Buffer, from: PackSource): PackRecords {
   const text = line.toString('utf8')
-  const object = text.startsWith('{') ? jsonObject(text) : undefined
-  if (object !== undefined) {
-    const record = JSON.stringify({ ...object, kind: 'log', event: 'log', pid: from.pid })
-    if (fits(record)) return [record]
-  }
-  return textRecords(text, from)
+  if (text.length >= PIPE_BUF || !text.startsWith('{')) return { records: textRecords(text, from), values: 0 }
+  const values = valuesIn(text, PIPE_BUF)
+  const record = objectRecord(text, from)
+  return { records: record === undefined ? textRecords(text, from) : [record], values }
 }
 
-function jsonObject(text: string): Record<string, unknown> | undefined {
+/** A JSON object's record, keeping its other fields; undefined if the line is not one, or its record would not fit. */
+function objectRecord(text: string, from: PackSource): string | undefined {
   try {
     const value = JSON.parse(text) as unknown
-    return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined
+    if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined
+    const record = JSON.stringify({ ...value, kind: 'log', event: 'log', pid: from.pid })
+    return fits(record) ? record : undefined
   } catch {
-    return undefined // not JSON, or nested past what the parser takes: text
+    return undefined // not JSON, or nested past what the parser or the encoder takes: text
   }
 }
 

@@ -23,6 +23,14 @@ function readProc(path: string): string | undefined {
   }
 }
 
+/** Whether `pid` has ended: gone from /proc, or dead and not yet reaped (a zombie, whose parent has not waited for it). */
+export function hasEnded(pid: number): boolean {
+  const stat = readProc(`/proc/${pid}/stat`)
+  if (stat === undefined) return true
+  const state = stat.charAt(stat.lastIndexOf(')') + 2)
+  return state === 'Z' || state === 'X'
+}
+
 /** User + system CPU time of `pid` in milliseconds, or undefined when it cannot be read (gone, not Linux). */
 export function cpuTimeMs(pid: number): number | undefined {
   const stat = readProc(`/proc/${pid}/stat`)

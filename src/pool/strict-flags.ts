@@ -290,10 +290,33 @@ export type WarmWalls = { hidden: string[]; keepModes: boolean }
  * service user's, mode 0300 so that no one lists it, and a warm tool set it back to 0700 and
  * read and overwrote running strict calls' files (stop 36). The kernel refuses it (the
  * permission model cannot hide the root without hiding new files in its folder, /tmp).
+ * And the terminals: a service whose log is a terminal (`docker run -t`, a developer's shell)
+ * had a warm tool write lines in the host's format, with the front's pid, straight onto it, past
+ * the records pack output becomes (a red-team pass, stop 42); and read what is typed there.
  */
 export function warmWalls(tokenFile: string | undefined, strictTools: boolean): WarmWalls {
   const token = tokenFile === undefined || tokenFile === '' ? [] : tokenFolders(tokenFile)
-  return { hidden: ['/proc', ...token], keepModes: strictTools }
+  return { hidden: ['/proc', ...TERMINALS, ...token], keepModes: strictTools }
+}
+
+const TERMINALS = ['/dev/pts', '/dev/tty', '/dev/console']
+
+/**
+ * everywhereBut's answers, by what they hide, made once: a warm pack process starts at every
+ * restart, and listing the root's folders each time (/tmp among them) let a tool that filled
+ * /tmp with 400,000 files, then had its process end, hold the front's event loop 1.2 s at each
+ * start (a red-team pass, stop 42). What pack code may make in those folders after that cannot
+ * lead into a hidden path: a link it makes is refused.
+ */
+const everywhereMade = new Map<string, string[]>()
+function everywhereButOnce(hidden: string[]): string[] {
+  const key = JSON.stringify(hidden)
+  let paths = everywhereMade.get(key)
+  if (paths === undefined) {
+    paths = everywhereBut(hidden)
+    everywhereMade.set(key, paths)
+  }
+  return paths
 }
 
 /**
@@ -302,13 +325,15 @@ export function warmWalls(tokenFile: string | undefined, strictTools: boolean): 
  * no inspector (a session reaches the process's main thread, which holds every call of the
  * process and its channel to the front: finding 5), and for a group whose every entry declares
  * `network: none`, no child process and, where the runtime gates the network (Node >= 25), no
- * network (findings 13, 14). Files (all but warmHidden's), worker threads (its pool), addons and WASI
- * stay allowed: these postures promise no file wall. An addon steps past the permission model altogether.
+ * network (findings 13, 14). Files (all but warmHidden's), worker threads (its pool) and addons
+ * stay allowed: these postures promise no file wall but the token's and /proc. An addon steps past
+ * the permission model altogether. WASI does not: its file calls are not checked by the permission
+ * model, and a pure-JS `network: none` tool read the token file through it (a red-team pass, stop 42).
  */
 export function packProcessCommand(entry: string, networkNone: boolean, walls: WarmWalls, runtime: Runtime = RUNTIME, wall: Landlock = landlock()): string[] {
   // The front's own flags, but never its permission flags nor an env file (which may hold the token).
   const own = process.execArgv.filter((flag) => !/^--(permission|experimental-permission|allow-|env-file)/.test(flag))
-  const everywhere = everywhereBut(walls.hidden)
+  const everywhere = everywhereButOnce(walls.hidden)
   const node = [
     process.execPath,
     ...own,
@@ -318,7 +343,6 @@ export function packProcessCommand(entry: string, networkNone: boolean, walls: W
     ...everywhere.map((path) => `--allow-fs-write=${path}`),
     '--allow-worker',
     '--allow-addons',
-    '--allow-wasi',
     ...(networkNone ? [] : ['--allow-child-process', ...(runtime.permissionGatesNet ? ['--allow-net'] : [])]),
     '--disable-warning=ExperimentalWarning',
     '--disable-warning=SecurityWarning',

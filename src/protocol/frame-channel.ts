@@ -15,20 +15,22 @@ import type { FileReply } from './worker-messages.js'
 export type FrameChannel<Out> = {
   /** `written`: called once the message has left this process, or never will (the channel closed). Returns the line's length. */
   send(message: Out, written?: () => void): number
+  /** The same for a message already encoded (JSON text, no newline). */
+  sendText(text: string, written?: () => void): number
   /** False once the other end has gone. */
   open(): boolean
 }
 
 /**
  * Messages come on `input` (with the length of the line each was, for whoever holds on to
- * them), go out on `output`. `onBroken`: the other end sent a line past MAX_LINE or
+ * them, and their text, for whoever passes them on), go out on `output`. `onBroken`: the other end sent a line past MAX_LINE or
  * MAX_VALUES, or one that is not JSON, or one `unseal` refuses; nothing after it is read.
  * `unseal`: the message's text from its line (line-seal.ts), or undefined if the line is not the other end's own.
  */
 export function openFrames<In, Out>(
   input: Readable,
   output: Writable,
-  onMessage: (message: In, lineLength: number) => void,
+  onMessage: (message: In, lineLength: number, text: string) => void,
   onClosed: () => void,
   onBroken: () => void,
   unseal?: (line: string) => string | undefined,
@@ -49,15 +51,16 @@ export function openFrames<In, Out>(
     partial = ''
     for (;;) {
       let message: In | undefined
+      let text: string | undefined
       try {
         // A line ends within a chunk of its last piece: it may pass the bound by that much.
-        const text = line.length > MAX_LINE ? undefined : unseal === undefined ? line : unseal(line)
+        text = line.length > MAX_LINE ? undefined : unseal === undefined ? line : unseal(line)
         message = text === undefined || tooManyValues(text) ? undefined : (JSON.parse(text) as In)
       } catch {
         message = undefined // not ours to understand: the other end may be pack code
       }
-      if (message === undefined) return broken()
-      onMessage(message, line.length)
+      if (message === undefined || text === undefined) return broken()
+      onMessage(message, line.length, text)
       if (!open) return
       start = newline + 1
       newline = chunk.indexOf('\n', start)
@@ -81,16 +84,18 @@ export function openFrames<In, Out>(
   input.on('end', closed)
   input.on('error', closed)
   output.on('error', closed)
+  const sendText = (text: string, written?: () => void): number => {
+    if (!open) {
+      written?.()
+      return 0
+    }
+    const line = `${text}\n`
+    output.write(line, written === undefined ? undefined : () => written())
+    return line.length
+  }
   return {
-    send(message, written) {
-      if (!open) {
-        written?.()
-        return 0
-      }
-      const line = `${JSON.stringify(message)}\n`
-      output.write(line, written === undefined ? undefined : () => written())
-      return line.length
-    },
+    send: (message, written) => sendText(JSON.stringify(message), written),
+    sendText,
     open: () => open,
   }
 }

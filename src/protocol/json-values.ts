@@ -13,9 +13,17 @@ const STRING_REST = /[^"\\]*(?:\\[\s\S][^"\\]*)*"/y
 
 /**
  * Whether `text` holds more than `max` of what parsing it makes outside strings: objects and
- * arrays (`{`, `[`), members (`:`) and elements (`,`). It stops counting there.
+ * arrays (`{`, `[`), members (`:`) and elements (`,`).
  */
 export function valuesPast(text: string, max: number): boolean {
+  return valuesIn(text, max) > max
+}
+
+/**
+ * How many of those `text` holds, counted up to one past `max` (it stops there). A text that
+ * is not JSON (a string without its end) is counted to where it breaks, which the parser says.
+ */
+export function valuesIn(text: string, max: number): number {
   let count = 0
   // Where the next backslash is, found once a string starts past the last one found (NONE: no more).
   let backslash = -1
@@ -27,16 +35,16 @@ export function valuesPast(text: string, max: number): boolean {
         backslash = at === -1 ? NONE : at
       }
       const quote = text.indexOf('"', i + 1)
-      if (quote === -1) return false // no end: not JSON, which the parser says
+      if (quote === -1) return count
       if (backslash === NONE || backslash > quote) i = quote
       else {
         STRING_REST.lastIndex = i + 1
-        if (!STRING_REST.test(text)) return false
+        if (!STRING_REST.test(text)) return count
         i = STRING_REST.lastIndex - 1
       }
-    } else if ((c === OPEN_OBJECT || c === OPEN_ARRAY || c === COLON || c === COMMA) && ++count > max) return true
+    } else if ((c === OPEN_OBJECT || c === OPEN_ARRAY || c === COLON || c === COMMA) && ++count > max) return count
   }
-  return false
+  return count
 }
 
 const NONE = Number.POSITIVE_INFINITY
@@ -45,3 +53,19 @@ const OPEN_OBJECT = 123
 const OPEN_ARRAY = 91
 const COLON = 58
 const COMMA = 44
+
+/**
+ * The JSON pointer of the first value of `value` nested more than `max` levels deep, or
+ * undefined. Without recursion: it is there to find what recursion would not take.
+ */
+export function nestedPast(value: unknown, max: number): string | undefined {
+  const stack: Array<{ value: unknown; depth: number; path: string }> = [{ value, depth: 0, path: '' }]
+  for (let item = stack.pop(); item !== undefined; item = stack.pop()) {
+    if (typeof item.value !== 'object' || item.value === null) continue
+    if (item.depth >= max) return item.path === '' ? '/' : item.path
+    for (const [key, child] of Object.entries(item.value)) {
+      stack.push({ value: child, depth: item.depth + 1, path: `${item.path}/${key.replaceAll('~', '~0').replaceAll('/', '~1')}` })
+    }
+  }
+  return undefined
+}

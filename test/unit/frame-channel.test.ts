@@ -4,7 +4,7 @@
 import { PassThrough } from 'node:stream'
 import { describe, expect, it } from 'vitest'
 import { fromBase64, openFrames, toBase64 } from '../../src/protocol/frame-channel.js'
-import { valuesPast } from '../../src/protocol/json-values.js'
+import { nestedPast, valuesIn, valuesPast } from '../../src/protocol/json-values.js'
 
 function channel(): { pipe: PassThrough; got: unknown[]; broken: number[] } {
   const pipe = new PassThrough()
@@ -90,6 +90,44 @@ describe('valuesPast counts objects, arrays, members and elements outside string
     expect(valuesPast('{"a":"{[,:{[\\"{[,:"}', 2)).toBe(false)
     // An escaped backslash ends with the string's own quote: what follows is counted again.
     expect(valuesPast(String.raw`{"a":"\\", "b":[[]]}`, 4)).toBe(true)
+  })
+})
+
+describe('valuesIn says how many values a line holds outside its strings, for what parsing it costs', () => {
+  it('counts each object, array, member and element, and stops one past its bound', () => {
+    expect(valuesIn('{"type":"result","result":{"outcome":"ok","body":"{[,:]}"}}', 100)).toBe(8) // { : , : { : , :
+    expect(valuesIn(`{${'"k":0,'.repeat(999)}"k":0}`, 100_000)).toBe(2_000)
+    expect(valuesIn('[[[[[[', 3)).toBe(4)
+  })
+})
+
+describe('nestedPast finds what recursion would not take, without recursing', () => {
+  it('names the JSON pointer of the first value past the bound, escaping ~ and /', () => {
+    expect(nestedPast({ a: { b: [1, { c: 2 }] } }, 8)).toBeUndefined()
+    expect(nestedPast({ 'x/y': { '~': [[1]] } }, 3)).toBe('/x~1y/~0/0')
+    let deep: unknown = 1
+    for (let i = 0; i < 100_000; i++) deep = [deep]
+    expect(nestedPast(deep, 256)).toBe(`/${Array(256).fill('0').join('/')}`)
+  })
+})
+
+describe('a message is passed on as the text it came as', () => {
+  it('onMessage gets the line’s text beside the message, and sendText writes a line as it is', async () => {
+    const pipe = new PassThrough()
+    const out = new PassThrough()
+    const texts: string[] = []
+    const frames = openFrames(
+      pipe,
+      out,
+      (_m, _length, text) => texts.push(text),
+      () => undefined,
+      () => undefined,
+    )
+    pipe.write('{"a":1}\n{"b": [2]}\n')
+    await tick()
+    expect(texts).toEqual(['{"a":1}', '{"b": [2]}'])
+    expect(frames.sendText('{"c":3}')).toBe(8)
+    expect(out.read()?.toString()).toBe('{"c":3}\n')
   })
 })
 

@@ -36,6 +36,19 @@ describe('reading the index', () => {
     })
     expect(loadPackIndex(write('{nope'), dir, 'none')).toMatchObject({ kind: 'error', problems: [expect.stringMatching(/^Cannot read the pack index: /)] })
   })
+  it('an index nested more than 256 levels deep is refused, saying where: it could not cross to the processes that run it', () => {
+    let examples: unknown = 1
+    for (let i = 0; i < 2_900; i++) examples = { a: examples }
+    const deep = { ...base, tools: [{ ...tool, input: { type: 'object', examples: [examples] } }] }
+    // Before stop 42 it loaded, and the spawner died decoding the probe that carried it.
+    const refused = loadPackIndex(write(deep), dir, 'none')
+    expect(refused.kind).toBe('error')
+    expect(refused.problems).toHaveLength(1)
+    expect(refused.problems[0]).toMatch(/^Index \/tools\/0\/input\/examples\/0\/a\/a\/.*…: nested more than 256 levels deep; no pack index needs that/)
+    let within: unknown = 1
+    for (let i = 0; i < 200; i++) within = { a: within }
+    expect(loadPackIndex(write({ ...base, tools: [{ ...tool, input: { type: 'object', examples: [within] } }] }), dir, 'none').kind).toBe('ok')
+  })
   it('an envelope other than v1 is refused before anything else', () => {
     expect(loadPackIndex(write({ v: 3 }), dir, 'none')).toEqual({ kind: 'error', problems: ['Index envelope v3 is not v1'] })
   })

@@ -104,6 +104,16 @@ describe("a line of pack output never passes for a line of the host's", () => {
     expect(records(out)[0]).toMatchObject({ kind: 'log', escaped: true })
   })
 
+  it('a line of arrays nested 20,000 deep, or one longer than a record may be, is passed on as text, never parsed (stop 42)', async () => {
+    const { source, written } = passedOn()
+    const deep = `{"a":${'['.repeat(20_000)}${']'.repeat(20_000)}}`
+    const wide = `{${Array.from({ length: 1_000 }, (_, i) => `"k${i}":0`).join(',')}}`
+    source.end(`${deep}\n${wide}\n`)
+    const passed = records(await written((text) => text.includes('"k999\\":0}')))
+    expect(passed.map((r) => r.message).join('')).toBe(`${deep}${wide}`)
+    expect(passed.every((r) => r.stream === 'stderr' && Object.keys(r).length === 9)).toBe(true)
+  })
+
   it('a ctx.log record keeps its fields; text, an array or a number is the message of a record of its own', async () => {
     const { source, written } = passedOn()
     const ctxLog = {

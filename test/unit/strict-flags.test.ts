@@ -3,7 +3,7 @@ import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, it, onTestFinished } from 'vitest'
-import { callFolderEnv, everywhereBut, strictCommand, strictReads } from '../../src/pool/strict-flags.js'
+import { callFolderEnv, everywhereBut, packProcessCommand, strictCommand, strictReads } from '../../src/pool/strict-flags.js'
 
 describe("a strict process's call folder is granted in its environment, not on its command line", () => {
   it('the process may write its folder (a name with a space and a quote) and nothing beside it; the command line never names the folder', () => {
@@ -53,6 +53,26 @@ describe("a warm pack process's read grants: everywhere but the hidden paths", (
     expect(covers(join(link, 'token')), 'the link into the hidden folder').toBe(false)
     expect(covers(join(dir, 'sibling', 'x'))).toBe(true)
     expect(covers('/etc/hostname')).toBe(true)
+  })
+})
+
+describe("a warm pack process's grants are listed once, not at each of its starts", () => {
+  it("an entry made beside a hidden folder after the first start is in no later start's grants: its folders were not listed again", () => {
+    // Listing the root's folders at every start let a tool that filled /tmp, then had its process
+    // end, hold the front's event loop a second at each restart (stop 42).
+    const dir = mkdtempSync(join(tmpdir(), 'kph-listed-once-'))
+    const secret = join(dir, 'secret')
+    mkdirSync(secret)
+    onTestFinished(() => rmSync(dir, { recursive: true, force: true }))
+    const walls = { hidden: ['/proc', join(secret, 'token')], keepModes: false }
+    const off = { kind: 'off', why: 'a unit test' } as const
+    const first = packProcessCommand('entry.js', false, walls, undefined, off)
+    mkdirSync(join(dir, 'made-later'))
+    const later = packProcessCommand('entry.js', false, walls, undefined, off)
+    // Listed afresh, the new entry is granted by name: the folder is listed entry by entry.
+    expect(everywhereBut(walls.hidden)).toContain(join(dir, 'made-later'))
+    expect(later).toEqual(first)
+    expect(later).not.toContain(`--allow-fs-read=${join(dir, 'made-later')}`)
   })
 })
 

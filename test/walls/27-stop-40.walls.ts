@@ -29,14 +29,14 @@
 // (src/pool/helper-cpu-watch.ts).
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { type Host, sleep, spawnerOf } from '../helpers/host.js'
+import { type Host, sleep } from '../helpers/host.js'
 import { ECHO_TOOL, writeScratchPack } from '../helpers/scratch-pack.js'
 import {
   cpuMsOf,
-  fileStoreOn,
+  bigFileStore,
+  frontAndSpawnerCpu,
   packProcesses,
   parentOf,
-  type RawAnswer,
   rawInvoke,
   scratchDir,
   STRICT,
@@ -44,22 +44,6 @@ import {
   wallsPackWith,
   withHost,
 } from './walls-helpers.js'
-
-/** Front and spawner CPU (ms) while `tool` runs under strict, with tenant b's echo answered in time meanwhile. */
-async function frontAndSpawnerCpu(host: Host, tool: string, input: object, ctx: object): Promise<{ spent: number; answer: RawAnswer }> {
-  const spawner = spawnerOf(host) as number
-  expect(spawner, 'the spawner').toBeDefined()
-  const front = parentOf(spawner) as number
-  const before = cpuMsOf(front) + cpuMsOf(spawner)
-  const attack = rawInvoke(host.port, tool, input, { tenantId: 'tenant-a', runId: 'attack', ...ctx }, 20_000)
-  await sleep(1_000)
-  const started = Date.now()
-  const victim = await rawInvoke(host.port, 'echo', { message: 'hello' }, { tenantId: 'tenant-b', runId: 'victim' })
-  expect.soft('error' in victim ? victim : victim.body, "the victim's answer").toMatchObject({ kind: 'result' })
-  expect.soft(Date.now() - started, "ms until the victim's answer").toBeLessThan(3_000)
-  const answer = await attack
-  return { spent: cpuMsOf(front) + cpuMsOf(spawner) - before, answer }
-}
 
 describe('stop 40: what a strict call writes on its channel costs the spawner and the front no more than a bounded rate', () => {
   it('channel-typed-flood: 5 s of 15 MiB file requests cost the spawner and the front under 1.5 s of CPU, and another tenant is answered in time', async () => {
@@ -96,14 +80,7 @@ describe('stop 40, second pass: what a strict call has the spawner and the front
   })
 
   it('files-read-flood: 5 s of reads of a 10 MiB file, four at a time, cost the spawner and the front under 3 s of CPU, and the reads answer', async () => {
-    const big = Buffer.alloc(10 * 1024 * 1024 - 16, 7)
-    const url = await fileStoreOn((req, res) => {
-      req.resume()
-      req.on('end', () => {
-        res.writeHead(200, { 'content-type': 'application/octet-stream' })
-        res.end(big)
-      })
-    })
+    const url = await bigFileStore()
     await withHost({ ...wallsPackWith(['files-read-flood', 'echo']), env: STRICT }, async (host) => {
       const toolFiles = { url, token: 'tenant-a-own-file-token' }
       const { spent, answer } = await frontAndSpawnerCpu(host, 'files-read-flood', { ms: 5_000 }, { toolFiles })

@@ -300,3 +300,31 @@ export async function fileStoreOn(handle: RequestListener): Promise<string> {
   })
   return `http://127.0.0.1:${(store.address() as AddressInfo).port}/files`
 }
+
+/** Front and spawner CPU (ms) while `tool` runs under strict, with tenant b's echo answered in time meanwhile. */
+export async function frontAndSpawnerCpu(host: Host, tool: string, input: object, ctx: object): Promise<{ spent: number; answer: RawAnswer }> {
+  const spawner = spawnerOf(host) as number
+  expect(spawner, 'the spawner').toBeDefined()
+  const front = parentOf(spawner) as number
+  const before = cpuMsOf(front) + cpuMsOf(spawner)
+  const attack = rawInvoke(host.port, tool, input, { tenantId: 'tenant-a', runId: 'attack', ...ctx }, 20_000)
+  await sleep(1_000)
+  const started = Date.now()
+  const victim = await rawInvoke(host.port, 'echo', { message: 'hello' }, { tenantId: 'tenant-b', runId: 'victim' })
+  expect.soft('error' in victim ? victim : victim.body, "the victim's answer").toMatchObject({ kind: 'result' })
+  expect.soft(Date.now() - started, "ms until the victim's answer").toBeLessThan(3_000)
+  const answer = await attack
+  return { spent: cpuMsOf(front) + cpuMsOf(spawner) - before, answer }
+}
+
+/** A file store for the calling test whose every read answers a file of just under 10 MiB (the most a read may carry). Its url. */
+export function bigFileStore(): Promise<string> {
+  const big = Buffer.alloc(10 * 1024 * 1024 - 16, 7)
+  return fileStoreOn((req, res) => {
+    req.resume()
+    req.on('end', () => {
+      res.writeHead(200, { 'content-type': 'application/octet-stream' })
+      res.end(big)
+    })
+  })
+}

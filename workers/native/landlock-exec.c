@@ -19,6 +19,8 @@
 // - a session of its own, so an autogroup of its own;
 // - no descriptor but its stdio and its channel (0 to 3): what the service inherited from its
 //   own parent without close-on-exec reached every pack process (stop 33);
+// - no listening on TCP: Landlock refuses every TCP bind (the service's port on an address the
+//   front did not bind was pack code's to take, stop 42);
 // - with --no-network (a `network: none` process), no network: Landlock refuses TCP bind and
 //   connect, and the filter refuses every socket, unix ones too (UDP and DNS included; a unix
 //   socket, which Node 24's permission model does not gate, reached a listener on the machine
@@ -279,7 +281,10 @@ static int wall_in(int no_network, int keep_modes, const char *call_folder, char
   struct ruleset_attr attr = {0};
   attr.handled_access_fs = call_folder == NULL ? WRITES : ALL_WRITES | (read_count > 0 ? READS : 0);
   attr.scoped = SCOPE_SIGNAL | SCOPE_ABSTRACT_UNIX_SOCKET;
-  if (no_network) attr.handled_access_net = ACCESS_NET_BIND_TCP | ACCESS_NET_CONNECT_TCP;
+  // No process that runs pack code listens on TCP: with the front bound to one address, a warm
+  // tool with network access took the service's port on the others (::1, 127.0.0.2) and read the
+  // invokes, token and all, of callers that reached it there (a red-team pass, stop 42).
+  attr.handled_access_net = ACCESS_NET_BIND_TCP | (no_network ? ACCESS_NET_CONNECT_TCP : 0);
   int ruleset = (int)syscall(SYS_landlock_create_ruleset, &attr, sizeof attr, 0);
   if (ruleset < 0) return refuse("landlock_create_ruleset");
   if (call_folder == NULL && allow_writes_but_proc(ruleset) != 0) return refuse("landlock_add_rule");

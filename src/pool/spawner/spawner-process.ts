@@ -12,15 +12,16 @@
 // after it has gone, its first message, its end once it has answered. The front's own event loop
 // does none of that, and no message crosses for it.
 import { spawn, type ChildProcess } from 'node:child_process'
-import { existsSync, mkdirSync, rmdirSync } from 'node:fs'
+import { existsSync, mkdirSync, rmdirSync, writeSync } from 'node:fs'
 import { dirname } from 'node:path'
 import type { Readable, Writable } from 'node:stream'
-import { MAX_LINE } from '../../protocol/channel-limits.js'
+import { MAX_LINE, MAX_VALUES } from '../../protocol/channel-limits.js'
+import { valuesIn } from '../../protocol/json-values.js'
 import { openFrames, type FrameChannel } from '../../protocol/frame-channel.js'
 import { rootIdentity } from '../call-tmp.js'
 import { passLines } from '../pack-output.js'
 import { whenEnded } from '../process-end.js'
-import { createReadRate } from '../read-rate.js'
+import { CHANNEL_RATE, createReadRate, MIN_MESSAGE_CHARGE } from '../read-rate.js'
 import { removeFolder } from '../remove-folder.js'
 import { removeTree } from '../remove-tree.js'
 import type { FromSpawner, ToSpawner } from './spawner-messages.js'
@@ -69,21 +70,12 @@ function release(): void {
 /** Bytes for one process that it has not read yet: past it, it is killed. */
 const MAX_UNREAD = 64 * 1024 * 1024
 /**
- * Characters of one process's channel read a second, after a first burst of twice as many (an
- * answer as long as a line may be, with room). Parsing a line here, relaying it and parsing it
- * again in the front costs this process and the front CPU that no limit of the call counts:
- * lines of 15 MiB, each a valid message, cost them 19–29 times what writing them cost the call,
- * for as long as its deadline let it write (a red-team pass, stop 40). Past it, its channel
- * waits, and so does it in its writes.
+ * What each value of a line (outside its strings: json-values.ts) costs of that rate at the
+ * least: parsing a line here and again in the front costs per value, and lines of 16,000 keys,
+ * within the rate in characters, cost each of them most of a core (a red-team pass, stop 42).
+ * A strict process's own messages hold a handful outside their strings.
  */
-const CHANNEL_RATE = MAX_LINE
-/**
- * What a line costs of that rate at the least: parsing and relaying a message costs this process
- * and the front per message as much as per character, and 460,000 file requests of 200
- * characters in 6 s cost them most of a core (stop 40's second pass). A strict call sends a
- * handful of messages, a few hundred file requests at most.
- */
-const MIN_LINE_CHARGE = 16 * 1024
+const VALUE_CHARGE = 256
 const toFront = (message: FromSpawner): void => {
   if (process.connected) process.send!(message)
 }
@@ -103,7 +95,7 @@ process.on('message', (message: ToSpawner) => {
     // It leaves its stdin unread (pack code can pause it) while replies come: they are its to hold, not ours.
     known.unreadable()
   } else {
-    const chars = known.channel.send(message.msg)
+    const chars = known.channel.sendText(message.text)
     if (message.charged === true) known.charge(chars)
     if (message.ring !== undefined) known.child.kill(message.ring)
   }
@@ -157,7 +149,7 @@ function start(message: Extract<ToSpawner, { t: 'start' }>): void {
   const channel = openFrames<unknown, unknown>(
     input,
     output,
-    (msg, chars) => {
+    (msg, chars, text) => {
       if (unreadable || !process.connected) return
       // A type it has no business sending is pack code writing on its channel: nothing to relay.
       if (message.types !== undefined && !message.types.includes((msg as { type?: unknown } | null)?.type as string)) {
@@ -167,8 +159,8 @@ function start(message: Extract<ToSpawner, { t: 'start' }>): void {
       // Its answer given, it has nothing left to do: ended here, a message sooner than the front
       // could, and before the answer goes on, so the front frees its slot knowing it runs nothing more.
       if (message.endAfter !== undefined && (msg as { type?: unknown } | null)?.type === message.endAfter) child.kill('SIGKILL')
-      // What cannot cross to the front (V8's serializer gives up on a value nested some
-      // thousands deep) is no message either: it must not throw here, where it would end us.
+      // It crosses as the text it wrote (spawner-messages.ts); a send that fails must not throw
+      // here, where it would end us.
       const sent = () => {
         relaying--
         relayingChars -= chars
@@ -178,7 +170,7 @@ function start(message: Extract<ToSpawner, { t: 'start' }>): void {
         relaying++
         relayingChars += chars
         relayingCharsAll += chars
-        const relayed: FromSpawner = pid === undefined ? { t: 'message', id, msg } : { t: 'message', id, msg, pid }
+        const relayed: FromSpawner = pid === undefined ? { t: 'message', id, text } : { t: 'message', id, text, pid }
         pid = undefined
         process.send!(relayed, undefined, undefined, () => {
           sent()
@@ -194,7 +186,7 @@ function start(message: Extract<ToSpawner, { t: 'start' }>): void {
       if (relaying > MAX_FLOOD) kill()
       else if (relayingCharsAll >= MAX_RELAYING_CHARS_ALL) for (const other of children.values()) other.hold()
       else if (!mayRead()) hold()
-      charge(Math.max(chars, MIN_LINE_CHARGE))
+      charge(Math.max(chars, MIN_MESSAGE_CHARGE, valuesIn(text, MAX_VALUES) * VALUE_CHARGE))
     },
     // Its end closed: ours too, so that the channel's 'close' (which ends it, below) comes.
     () => {
@@ -245,8 +237,36 @@ function start(message: Extract<ToSpawner, { t: 'start' }>): void {
   child.on('error', () => {
     if (child.pid === undefined) end(null, null)
   })
-  if (message.first !== undefined) channel.send(message.first)
+  if (message.first !== undefined) channel.sendText(message.first)
 }
+
+// A throw of ours that nothing caught (a bug): this process's bookkeeping cannot be trusted to
+// go on. It says so in the service's log as the front would (one JSON line, never Node's bare
+// stack trace, which broke the log's lines: a red-team pass, stop 42), ends every process it
+// started and exits; the front answers their calls, removes their folders once they have gone
+// (spawner.ts) and starts another spawner on next use. Not pino: what this process loads, every
+// start it makes copies.
+process.on('uncaughtException', (error) => {
+  const record = {
+    level: 'error',
+    severity: 'ERROR',
+    time: new Date().toISOString(),
+    pid: process.pid,
+    subsystem: 'pack',
+    kind: 'internal-error',
+    event: 'internal-error',
+    error: String(error?.message ?? error).slice(0, 512),
+    stack: String(error?.stack ?? '').slice(0, 2048),
+    escaped: 'uncaughtException',
+    in: 'spawner',
+  }
+  try {
+    writeSync(2, `${JSON.stringify(record)}\n`)
+  } finally {
+    for (const { child } of children.values()) child.kill('SIGKILL')
+    process.exit(1)
+  }
+})
 
 // Without the front there is nobody to serve: end every process started for it, then remove
 // the roots their folders were made in, then itself. The front removes its root as it closes or

@@ -4,6 +4,8 @@
 // handler that ends every handle if the spawner itself dies (a new one starts on next use).
 import { spawn, type ChildProcess } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
+import { hasEnded } from '../proc-stat.js'
+import { removeFolder } from '../remove-folder.js'
 import { NO_DEBUG_SIGNAL } from '../strict-flags.js'
 import type { FromSpawner, ToSpawner } from './spawner-messages.js'
 
@@ -29,7 +31,7 @@ export type Spawned = {
   exited: Promise<Exit>
 }
 
-type Handle = { pid: number | undefined; listeners: Set<(message: unknown) => void>; exit: (exit: Exit) => void }
+type Handle = { pid: number | undefined; folder: string | undefined; listeners: Set<(message: unknown) => void>; exit: (exit: Exit) => void }
 
 let spawner: ChildProcess | undefined
 let nextId = 1
@@ -63,7 +65,7 @@ function started(): ChildProcess {
     if (message.t === 'message') {
       if (message.pid !== undefined) handle.pid = message.pid
       // What a strict process sends is pack code's to write too: only an object reaches a listener.
-      const msg = message.msg
+      const msg = parsed(message.text)
       if (typeof msg !== 'object' || msg === null || Array.isArray(msg)) return
       for (const listener of handle.listeners) listener(msg)
     } else if (message.t === 'exit') {
@@ -75,7 +77,9 @@ function started(): ChildProcess {
   const gone = () => {
     if (spawner !== child) return
     spawner = undefined
-    // Its processes must end with it: one busy in a call would not see its channel close.
+    // Its processes must end with it: one busy in a call would not see its channel close. Their
+    // folders were its to remove: left, a tenant who had the spawner die kept what its calls and
+    // others' wrote there until the service stopped (a red-team pass, stop 42).
     const ended = [...handles.values()]
     handles.clear()
     for (const handle of ended) {
@@ -86,6 +90,7 @@ function started(): ChildProcess {
           // gone already
         }
       }
+      if (handle.folder !== undefined) removeWhenEnded(handle.pid, handle.folder)
       handle.exit({ code: null, signal: 'SIGKILL' })
     }
   }
@@ -95,18 +100,62 @@ function started(): ChildProcess {
   return child
 }
 
+/** A message as JSON text, or undefined if it cannot be (nested past what JSON.stringify takes). */
+function encoded(message: unknown): string | undefined {
+  try {
+    return JSON.stringify(message)
+  } catch {
+    return undefined
+  }
+}
+
+/** A process's message from its text: the spawner read it as JSON, so only a bug of its would fail here. */
+function parsed(text: string): unknown {
+  try {
+    return JSON.parse(text)
+  } catch {
+    return undefined
+  }
+}
+
+/** How long a dead spawner's processes have to end before their folders go anyway (one unknown to us never ran pack code). */
+const END_WAIT_MS = 2_000
+const END_POLL_MS = 20
+
+/** Removes `folder` once its process (`pid`, if known) has ended, or after END_WAIT_MS. */
+function removeWhenEnded(pid: number | undefined, folder: string): void {
+  const until = performance.now() + END_WAIT_MS
+  const attempt = () => {
+    if ((pid === undefined || !hasEnded(pid)) && performance.now() < until) {
+      setTimeout(attempt, END_POLL_MS).unref()
+      return
+    }
+    void removeFolder(folder)
+  }
+  attempt()
+}
+
 export function startProcess(command: string, args: string[], env: Record<string, string>, options: StartOptions = {}): Spawned {
   started()
   const id = nextId++
   let resolveExit!: (exit: Exit) => void
   const exited = new Promise<Exit>((resolve) => (resolveExit = resolve))
-  const handle: Handle = { pid: undefined, listeners: new Set(), exit: resolveExit }
+  const handle: Handle = { pid: undefined, folder: options.folder, listeners: new Set(), exit: resolveExit }
   handles.set(id, handle)
   refWhileBusy()
-  toSpawner({ t: 'start', id, command, args, env, ...options })
+  const { first, ...rest } = options
+  toSpawner(
+    first === undefined ? { t: 'start', id, command, args, env, ...rest } : { t: 'start', id, command, args, env, ...rest, first: JSON.stringify(first) },
+  )
   return {
     pid: () => handle.pid,
-    send: (msg, sendOptions, sent) => toSpawner({ t: 'send', id, msg, ...sendOptions }, sent),
+    send(msg, sendOptions, sent) {
+      const text = encoded(msg)
+      if (text !== undefined) return toSpawner({ t: 'send', id, text, ...sendOptions }, sent)
+      // Nothing of ours fails to encode; a tool file's reply from the file store might: its process gets no message, and ends.
+      toSpawner({ t: 'kill', id })
+      sent?.()
+    },
     kill: () => toSpawner({ t: 'kill', id }),
     onMessage(listener) {
       handle.listeners.add(listener)
