@@ -1,5 +1,5 @@
 // Finding 3: one line of pack code killed the whole service, in every posture:
-// process._kill(process.pid, 9); a raw TCP handle from net._createServerHandle misused, which
+// process._kill(process.pid, 9); a raw handle from net._createServerHandle misused, which
 // trips a native assertion (abort); v8.setFlagsFromString('--allow-natives-syntax') then
 // %SystemBreak() (a trap). Each ends the process that runs it: today that is the front.
 import { describe, expect, it } from 'vitest'
@@ -8,7 +8,7 @@ import { rawInvoke, stillServes, wallsPackWith, withHost } from './walls-helpers
 const POSTURES = ['none', 'context-isolated', 'strict'] as const
 const ATTACKS = [
   ['kill-raw', 'process._kill(process.pid, 9)'],
-  ['handle-abort', 'a misused raw TCP handle (native assertion)'],
+  ['handle-abort', 'a misused raw handle (native assertion)'],
   ['system-break', '%SystemBreak() after --allow-natives-syntax'],
 ] as const
 
