@@ -116,7 +116,13 @@ type Proc = {
   files: ReadRate
   /** When its next file request may be taken up, once its rate is in debt. */
   filesFreeAt: number
+  /** File requests waiting for the rate, in their order; the one timer that takes them up again. */
+  filesWaiting: Array<Extract<FromPackItem, { type: 'files' }>>
+  filesTimer: NodeJS.Timeout | undefined
 }
+
+/** File requests of one pack process that may wait for its rate: every call of a full process with its most in flight, twice over. */
+const MAX_FILES_WAITING = 256
 
 export function createPackProcessGroup(options: PackProcessOptions): WorkerGroup {
   const setup: PackSetup = {
@@ -167,6 +173,8 @@ export function createPackProcessGroup(options: PackProcessOptions): WorkerGroup
       secret: randomUUID(),
       files: createReadRate(CHANNEL_RATE, 2 * CHANNEL_RATE),
       filesFreeAt: 0,
+      filesWaiting: [],
+      filesTimer: undefined,
     }
     if (delayMs === 0) launch(proc)
     else setTimeout(() => launch(proc), delayMs).unref()
@@ -370,6 +378,8 @@ export function createPackProcessGroup(options: PackProcessOptions): WorkerGroup
     if (proc.gone) return
     proc.gone = true
     proc.workers = 0
+    clearTimeout(proc.filesTimer)
+    proc.filesWaiting = []
     proc.threads?.stop()
     proc.helperCpu?.stop()
     proc.markExited()
@@ -403,17 +413,35 @@ export function createPackProcessGroup(options: PackProcessOptions): WorkerGroup
    * A file request is honoured only for a call pending in the process that asks, and at the
    * process's rate: the front fetches, encodes and writes each reply on its one thread, and a warm
    * call that kept four reads of 10 MiB in flight took 0.85 of its core (a red-team pass, stop 42).
-   * Past the rate, requests wait their turn, as a strict process's do in its channel.
+   * Past the rate, requests wait their turn in a line, as a strict process's do in its channel,
+   * and past MAX_FILES_WAITING in that line they answer busy, as the runtime does without room.
    */
   function fileRequest(proc: Proc, item: Extract<FromPackItem, { type: 'files' }>): void {
     if (!isRequestNumber(item.req)) return
-    const waitMs = proc.filesFreeAt - performance.now()
-    if (waitMs > 0) {
-      setTimeout(() => {
-        if (!proc.gone) fileRequest(proc, item)
-      }, waitMs)
+    if (proc.filesWaiting.length >= MAX_FILES_WAITING) {
+      queue(proc, { type: 'file-reply', req: item.req, reply: { kind: 'ok', value: { busy: true } } })
       return
     }
+    proc.filesWaiting.push(item)
+    takeFileRequests(proc)
+  }
+
+  /** Takes up the waiting file requests the rate has room for; one timer for the rest. */
+  function takeFileRequests(proc: Proc): void {
+    while (proc.filesWaiting.length > 0 && !proc.gone && proc.filesTimer === undefined) {
+      const waitMs = proc.filesFreeAt - performance.now()
+      if (waitMs > 0) {
+        proc.filesTimer = setTimeout(() => {
+          proc.filesTimer = undefined
+          takeFileRequests(proc)
+        }, waitMs)
+        return
+      }
+      startFileRequest(proc, proc.filesWaiting.shift() as Extract<FromPackItem, { type: 'files' }>)
+    }
+  }
+
+  function startFileRequest(proc: Proc, item: Extract<FromPackItem, { type: 'files' }>): void {
     chargeFiles(proc, MIN_MESSAGE_CHARGE)
     const reply = (message: FileReply) => {
       const across = fileReplyAcross(message)

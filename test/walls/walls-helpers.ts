@@ -319,12 +319,16 @@ export async function frontAndSpawnerCpu(host: Host, tool: string, input: object
 
 /** A file store for the calling test whose every read answers a file of just under 10 MiB (the most a read may carry). Its url. */
 export function bigFileStore(): Promise<string> {
-  const big = Buffer.alloc(10 * 1024 * 1024 - 16, 7)
+  return fileStoreServing(Buffer.alloc(10 * 1024 * 1024 - 16, 7))
+}
+
+/** A file store for the calling test whose every read answers `file`. Its url. */
+export function fileStoreServing(file: Buffer): Promise<string> {
   return fileStoreOn((req, res) => {
     req.resume()
     req.on('end', () => {
       res.writeHead(200, { 'content-type': 'application/octet-stream' })
-      res.end(big)
+      res.end(file)
     })
   })
 }
