@@ -24,7 +24,7 @@ import { whenEnded } from './process-end.js'
 import { CHANNEL_RATE, createReadRate, MIN_MESSAGE_CHARGE, type ReadRate } from './read-rate.js'
 import { isRequestNumber } from '../protocol/file-request-bounds.js'
 import { unsealedLine } from '../protocol/line-seal.js'
-import { bridgeFileRequest } from './tool-files.js'
+import { bridgeFileRequest, MAX_FILE_REQUESTS_PER_CALL } from './tool-files.js'
 import type { FileReply } from '../protocol/worker-messages.js'
 
 // Bundled at build, like the workers: a replacement process loads one file.
@@ -116,12 +116,13 @@ type Proc = {
   files: ReadRate
   /** When its next file request may be taken up, once its rate is in debt. */
   filesFreeAt: number
-  /** File requests waiting for the rate, in their order; the one timer that takes them up again. */
+  /** File requests waiting for the rate, in their order, how many of them each call has, and the one timer that takes them up again. */
   filesWaiting: Array<Extract<FromPackItem, { type: 'files' }>>
+  filesWaitingOf: Map<number, number>
   filesTimer: NodeJS.Timeout | undefined
 }
 
-/** File requests of one pack process that may wait for its rate: every call of a full process with its most in flight, twice over. */
+/** File requests of one pack process that may wait for its rate (each call's at most MAX_FILE_REQUESTS_PER_CALL). */
 const MAX_FILES_WAITING = 256
 
 export function createPackProcessGroup(options: PackProcessOptions): WorkerGroup {
@@ -174,6 +175,7 @@ export function createPackProcessGroup(options: PackProcessOptions): WorkerGroup
       files: createReadRate(CHANNEL_RATE, 2 * CHANNEL_RATE),
       filesFreeAt: 0,
       filesWaiting: [],
+      filesWaitingOf: new Map(),
       filesTimer: undefined,
     }
     if (delayMs === 0) launch(proc)
@@ -380,6 +382,7 @@ export function createPackProcessGroup(options: PackProcessOptions): WorkerGroup
     proc.workers = 0
     clearTimeout(proc.filesTimer)
     proc.filesWaiting = []
+    proc.filesWaitingOf.clear()
     proc.threads?.stop()
     proc.helperCpu?.stop()
     proc.markExited()
@@ -413,15 +416,19 @@ export function createPackProcessGroup(options: PackProcessOptions): WorkerGroup
    * A file request is honoured only for a call pending in the process that asks, and at the
    * process's rate: the front fetches, encodes and writes each reply on its one thread, and a warm
    * call that kept four reads of 10 MiB in flight took 0.85 of its core (a red-team pass, stop 42).
-   * Past the rate, requests wait their turn in a line, as a strict process's do in its channel,
-   * and past MAX_FILES_WAITING in that line they answer busy, as the runtime does without room.
+   * Past the rate, requests wait their turn in a line, as a strict process's do in its channel;
+   * past as many in that line as a call may have in flight, or MAX_FILES_WAITING in all, they
+   * answer busy, as the runtime does without room: one call that asked 28,000 times a second kept
+   * a line of the process's alone full, and other tenants' reads answered busy (stop 42's second pass).
    */
   function fileRequest(proc: Proc, item: Extract<FromPackItem, { type: 'files' }>): void {
     if (!isRequestNumber(item.req)) return
-    if (proc.filesWaiting.length >= MAX_FILES_WAITING) {
+    const ofCall = proc.filesWaitingOf.get(item.callId) ?? 0
+    if (ofCall >= MAX_FILE_REQUESTS_PER_CALL || proc.filesWaiting.length >= MAX_FILES_WAITING) {
       queue(proc, { type: 'file-reply', req: item.req, reply: { kind: 'ok', value: { busy: true } } })
       return
     }
+    proc.filesWaitingOf.set(item.callId, ofCall + 1)
     proc.filesWaiting.push(item)
     takeFileRequests(proc)
   }
@@ -437,7 +444,11 @@ export function createPackProcessGroup(options: PackProcessOptions): WorkerGroup
         }, waitMs)
         return
       }
-      startFileRequest(proc, proc.filesWaiting.shift() as Extract<FromPackItem, { type: 'files' }>)
+      const item = proc.filesWaiting.shift() as Extract<FromPackItem, { type: 'files' }>
+      const left = (proc.filesWaitingOf.get(item.callId) ?? 1) - 1
+      if (left === 0) proc.filesWaitingOf.delete(item.callId)
+      else proc.filesWaitingOf.set(item.callId, left)
+      startFileRequest(proc, item)
     }
   }
 

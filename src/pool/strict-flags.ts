@@ -290,16 +290,31 @@ export type WarmWalls = { hidden: string[]; keepModes: boolean }
  * service user's, mode 0300 so that no one lists it, and a warm tool set it back to 0700 and
  * read and overwrote running strict calls' files (stop 36). The kernel refuses it (the
  * permission model cannot hide the root without hiding new files in its folder, /tmp).
- * And the terminals: a service whose log is a terminal (`docker run -t`, a developer's shell)
- * had a warm tool write lines in the host's format, with the front's pid, straight onto it, past
- * the records pack output becomes (a red-team pass, stop 42); and read what is typed there.
+ * And the devices but a few: a service whose log is a terminal (`docker run -t`, a developer's
+ * shell) had a warm tool write lines in the host's format, with the front's pid, straight onto
+ * it, past the records pack output becomes (a red-team pass, stop 42); and read what is typed there.
  */
 export function warmWalls(tokenFile: string | undefined, strictTools: boolean): WarmWalls {
   const token = tokenFile === undefined || tokenFile === '' ? [] : tokenFolders(tokenFile)
-  return { hidden: ['/proc', ...TERMINALS, ...token], keepModes: strictTools }
+  return { hidden: ['/proc', ...devicesBut(KEPT_DEVICES), ...token], keepModes: strictTools }
 }
 
-const TERMINALS = ['/dev/pts', '/dev/tty', '/dev/console']
+/**
+ * The devices a warm pack process may use. Every other is hidden: the terminals first, and then
+ * (a second pass, stop 42) the virtual and serial consoles, their screens (`/dev/vcs*`) and the
+ * kernel's log (`/dev/kmsg`), which a service run as root could open.
+ */
+const KEPT_DEVICES = new Set(['null', 'zero', 'full', 'random', 'urandom', 'shm'])
+
+/**
+ * Every entry of /dev but `kept` and its links: everywhereBut hides a link by where it leads too,
+ * and one that leads to /dev/null hid /dev/null; a link into a hidden device it leaves out anyway.
+ */
+function devicesBut(kept: ReadonlySet<string>): string[] {
+  return listed('/dev')
+    .filter((entry) => !entry.link && !kept.has(entry.name))
+    .map((entry) => `/dev/${entry.name}`)
+}
 
 /**
  * everywhereBut's answers, by what they hide, made once: a warm pack process starts at every

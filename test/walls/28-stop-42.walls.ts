@@ -157,7 +157,10 @@ describe('stop 42: no process that runs pack code listens on TCP', () => {
       await withHost({ ...wallsPackWith([tool]), env: { KINDGI_PACK_SANDBOX: posture } }, async (host) => {
         const res = await rawInvoke(host.port, tool, { port: host.port }, { tenantId: 'tenant-a', runId: 'attack' })
         // Before: { '::1': 'listening', '127.0.0.2': 'listening', any: 'listening' }, and invokes sent to [::1]:<port> reached it.
-        expect.soft('error' in res ? res : res.body?.output, 'what each listen did').toEqual({ '::1': 'EACCES', '127.0.0.2': 'EACCES', any: 'EACCES' })
+        // And on a handle never bound, the kernel bound it to a port of its choosing past Landlock (stop 42's second pass).
+        expect
+          .soft('error' in res ? res : res.body?.output, 'what each listen did')
+          .toEqual({ '::1': 'EACCES', '127.0.0.2': 'EACCES', any: 'EACCES', unbound: 'EACCES' })
         await stillServes(host)
       })
     })
@@ -166,14 +169,23 @@ describe('stop 42: no process that runs pack code listens on TCP', () => {
 
 describe("stop 42 (warm postures): pack code neither writes onto nor reads the service's terminal", () => {
   for (const posture of ['none', 'context-isolated'] as const) {
-    it(`under ${posture}, /dev/tty, /dev/console and /dev/pts are refused`, async () => {
+    it(`under ${posture}, /dev/tty, /dev/console, /dev/pts and every other device but null, zero, full, random, urandom and shm are refused`, async () => {
       await withHost({ ...wallsPackWith(['tty-open']), env: { KINDGI_PACK_SANDBOX: posture } }, async (host) => {
         const res = await rawInvoke(host.port, 'tty-open', {}, { tenantId: 'tenant-a', runId: 'attack' })
         // Before: /dev/console opened (as root), /dev/pts listed, /dev/tty ENXIO (no terminal here), and with one a forged line written there.
         const denied = 'ERR_ACCESS_DENIED'
-        expect
-          .soft('error' in res ? res : res.body?.output, 'what each open did')
-          .toEqual({ '/dev/tty': denied, '/dev/console': denied, '/dev/pts/0': denied, '/dev/pts': denied })
+        // Stop 42's second pass, as root: /dev/tty0, /dev/vcs and /dev/kmsg opened for writing.
+        expect.soft('error' in res ? res : res.body?.output, 'what each open did').toEqual({
+          '/dev/tty': denied,
+          '/dev/console': denied,
+          '/dev/pts/0': denied,
+          '/dev/tty0': denied,
+          '/dev/vcs': denied,
+          '/dev/kmsg': denied,
+          '/dev/pts': denied,
+          '/dev/null': 'opened',
+          '/dev/urandom': 'opened',
+        })
         await stillServes(host)
       })
     })
@@ -218,6 +230,23 @@ describe("stop 42 (warm postures): file requests past a warm process's rate wait
       if (!('error' in answer)) expect.soft(answer.body?.output?.read + answer.body?.output?.busy, 'reads answered').toBe(20_000)
       expect.soft(performance.now() - started, 'ms until the call answered').toBeLessThan(10_000)
       expect.soft(cpuMsOf(front) - before, "ms of the front's CPU").toBeLessThan(2_000)
+      await stillServes(host)
+    })
+  })
+})
+
+describe("stop 42's second pass: one call cannot keep a warm process's file line to itself", () => {
+  it("files-read-swarm under context-isolated: while one tenant asks 20,000 reads at once, another tenant's four reads in the same process are read, not busy", async () => {
+    const url = await fileStoreServing(Buffer.alloc(1024, 7))
+    await withHost({ ...wallsPackWith(['files-read-swarm']), env: { KINDGI_PACK_SANDBOX: 'context-isolated' } }, async (host) => {
+      const toolFiles = { url, token: 't' }
+      await rawInvoke(host.port, 'files-read-swarm', { n: 1 }, { tenantId: 'tenant-b', runId: 'warm', toolFiles }, 20_000)
+      const attack = rawInvoke(host.port, 'files-read-swarm', { n: 20_000 }, { tenantId: 'tenant-a', runId: 'attack', toolFiles }, 20_000)
+      await sleep(200)
+      const victim = await rawInvoke(host.port, 'files-read-swarm', { n: 4 }, { tenantId: 'tenant-b', runId: 'victim', toolFiles }, 20_000)
+      // Before: the attacker's requests held the line's 256 places, and the victim's answered busy.
+      expect.soft('error' in victim ? victim : victim.body?.output, "the other tenant's reads").toEqual({ read: 4, busy: 0, failed: 0 })
+      await attack
       await stillServes(host)
     })
   })

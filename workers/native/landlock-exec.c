@@ -19,8 +19,9 @@
 // - a session of its own, so an autogroup of its own;
 // - no descriptor but its stdio and its channel (0 to 3): what the service inherited from its
 //   own parent without close-on-exec reached every pack process (stop 33);
-// - no listening on TCP: Landlock refuses every TCP bind (the service's port on an address the
-//   front did not bind was pack code's to take, stop 42);
+// - no listening: Landlock refuses every TCP bind, and the filter refuses listen(), which on a
+//   socket never bound binds it past Landlock (the service's port on an address the front did
+//   not bind was pack code's to take, stop 42);
 // - with --no-network (a `network: none` process), no network: Landlock refuses TCP bind and
 //   connect, and the filter refuses every socket, unix ones too (UDP and DNS included; a unix
 //   socket, which Node 24's permission model does not gate, reached a listener on the machine
@@ -184,6 +185,12 @@ static int install_filter(int no_network, int keep_modes) {
       IS(SYS_io_uring_enter, 1, 0),
       IS(SYS_io_uring_register, 0, 1),
       DENY_AS(ENOSYS),
+      // No listening at all: Landlock checks bind(), and listen() on a socket never bound has the
+      // kernel bind it to a port of its choosing past that check (pure JS did, from a raw TCP
+      // handle; a child process tried until it was given the service's port on [::], stop 42).
+      LOAD(nr),
+      IS(SYS_listen, 0, 1),
+      DENY_AS(EACCES),
   };
   // --no-network: no socket at all (UDP and DNS, which Landlock does not scope; TCP, refused by
   // both; unix, packet, vsock, netlink and the rest). Three instructions; another call jumps
